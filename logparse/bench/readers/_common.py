@@ -1,0 +1,168 @@
+"""Helpers shared by the benchmark readers: reading text, numbers, statistic names, path hints."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from logparse.errors import InputError
+
+HEAD_CHARS = 65536
+
+# metric name in a tool's key or label -> (schema column prefix, factor to the schema unit)
+_METRICS: dict[str, tuple[str, float]] = {
+    "ttft": ("ttft_ms", 1.0),
+    "tpot": ("tpot_ms", 1.0),
+    "itl": ("itl_ms", 1.0),
+    "e2el": ("latency_s", 0.001),
+    "e2e_latency": ("latency_s", 0.001),
+    "e2e latency": ("latency_s", 0.001),
+}
+_STATS = {"mean": "mean", "median": "median", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99"}
+
+_JSON_STAT_KEY = re.compile(r"^(mean|median|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
+_CONCURRENCY_HINT = re.compile(r"(?i)(?:^|[^a-z0-9])(?:concurrency|conc|c)[_\-=]?(\d+)(?![0-9])")
+_LENGTHS_HINT = re.compile(r"(?:^|[^0-9])(\d+)x(\d+)(?![0-9])")
+
+
+def read_text(path: Path) -> str:
+    """Read a result file as text, raising InputError for anything that is not a readable text file."""
+    if not path.exists():
+        msg = f"{path}: no such file"
+        raise InputError(msg)
+    if path.is_dir():
+        msg = f"{path}: is a directory; expected a benchmark result file"
+        raise InputError(msg)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        msg = f"{path}: cannot be read ({exc.strerror})"
+        raise InputError(msg) from None
+    if b"\x00" in raw[:HEAD_CHARS]:
+        msg = f"{path}: is a binary file; expected a text benchmark result (JSON, JSONL, CSV or text)"
+        raise InputError(msg)
+    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def stat_column(metric: str, stat: str) -> tuple[str, float] | None:
+    """Map a tool's (metric, statistic) pair to (schema column, unit factor), or None if unkept."""
+    target = _METRICS.get(metric.lower())
+    stat_name = _STATS.get(stat.lower())
+    if target is None or stat_name is None:
+        return None
+    prefix, factor = target
+    return f"{prefix}_{stat_name}", factor
+
+
+def json_stat_column(key: str) -> tuple[str, float] | None:
+    """Map a vLLM/SGLang result key such as `p90_e2e_latency_ms` to (schema column, unit factor)."""
+    match = _JSON_STAT_KEY.match(key)
+    return stat_column(match.group(2), match.group(1)) if match else None
+
+
+def to_number(value: Any, *, path: Path, where: str) -> float | None:
+    """Coerce a JSON/CSV value to float; None, '', 'N/A' and 'inf' become None; junk is an error."""
+    if value is None or isinstance(value, bool):
+        if isinstance(value, bool):
+            msg = f"{path}: {where} is {value!r}; expected a number"
+            raise InputError(msg)
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        text = str(value).strip().replace(",", "")
+        if text.lower() in {"", "n/a", "na", "none", "null", "inf", "not set", "nan"}:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            msg = f"{path}: {where} is {value!r}; expected a number"
+            raise InputError(msg) from None
+    return number if math.isfinite(number) else None
+
+
+def to_int(value: Any, *, path: Path, where: str) -> int | None:
+    """Like `to_number`, rounded to int (tools print integer counts as '23.00')."""
+    number = to_number(value, path=path, where=where)
+    return None if number is None else round(number)
+
+
+def require(record: dict[str, Any], keys: tuple[str, ...], *, path: Path, what: str) -> None:
+    """Raise InputError naming the file and the first missing key of a result record."""
+    missing = [key for key in keys if key not in record]
+    if missing:
+        msg = f"{path}: {what} is missing required key(s) {', '.join(missing)}"
+        raise InputError(msg)
+
+
+def load_json_records(path: Path, text: str, *, expected: str) -> list[tuple[int, dict[str, Any]]]:
+    """Parse a JSON object, a JSON list of objects, or JSON Lines into (line number, object) pairs."""
+    stripped = text.strip()
+    if not stripped:
+        msg = f"{path}: is empty; expected {expected}"
+        raise InputError(msg)
+    try:
+        whole = json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        lines = [(no, line) for no, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        if exc.msg != "Extra data" and len(lines) < 2:
+            msg = f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected {expected}"
+            raise InputError(msg) from None
+        records = []
+        for no, line in lines:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as line_exc:
+                msg = f"{path}: line {no} is not valid JSON ({line_exc.msg}); expected {expected}, one per line"
+                raise InputError(msg) from None
+            records.append((no, obj))
+    else:
+        records = [(1, obj) for obj in whole] if isinstance(whole, list) else [(1, whole)]
+    for no, obj in records:
+        if not isinstance(obj, dict):
+            msg = f"{path}: line {no} holds a JSON {type(obj).__name__}; expected {expected}"
+            raise InputError(msg)
+    if not records:
+        msg = f"{path}: holds no result records; expected {expected}"
+        raise InputError(msg)
+    return records
+
+
+def concurrency_from_path(path: Path) -> int | None:
+    """Concurrency encoded in the file or directory name (conc_8, c8, concurrency8), if any."""
+    for part in (path.stem, path.parent.name, path.parent.parent.name):
+        match = _CONCURRENCY_HINT.search(part)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def lengths_from_path(path: Path) -> tuple[int, int] | None:
+    """(input_len, output_len) encoded in the file name as '<in>x<out>', e.g. '..._128x128.csv'."""
+    match = _LENGTHS_HINT.search(path.stem)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def engine_name(value: Any) -> str | None:
+    """Normalise an engine or backend name to 'vllm' / 'sglang' / lowercase, or None."""
+    if not value:
+        return None
+    name = str(value).strip().lower()
+    for known in ("vllm", "sglang", "trt-llm", "tensorrt-llm", "lmdeploy", "tgi"):
+        if name.startswith(known):
+            return "trt-llm" if known == "tensorrt-llm" else known
+    return None
+
+
+def mode_name(value: Any) -> str | None:
+    """Normalise a mode label: anything mentioning spec/eagle/mtp/draft is 'spec'."""
+    if value is None or value == "":
+        return None
+    name = str(value).strip().lower()
+    if name in {"direct", "baseline", "base", "none", "off", "no-spec", "nospec", "false"}:
+        return "direct"
+    if any(word in name for word in ("spec", "eagle", "mtp", "draft", "dspark", "medusa", "true")):
+        return "spec"
+    return name

@@ -1,0 +1,30 @@
+"""Options shared by several commands."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def engine_option(func: F) -> F:
+    """`--engine auto|vllm|sglang|…`: which grammar to use."""
+    return click.option(
+        "--engine", "-e", default="auto", show_default=True, metavar="auto|vllm|sglang",
+        help="Engine that wrote the log; auto detects it from the first lines.",
+    )(func)
+
+
+def grammar_options(func: F) -> F:
+    """`--patterns FILE.toml` (repeatable) and `--year`."""
+    func = click.option(
+        "--patterns", "patterns", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Extra grammar file with your own rules (repeatable; also $LOGPARSE_PATTERNS).",
+    )(func)
+    return click.option(
+        "--year", type=click.IntRange(1970, 2200), default=None,
+        help="Year for year-less vLLM timestamps when the log shows none (default: file's mtime).",
+    )(func)

@@ -1,0 +1,63 @@
+"""Which engine wrote a log: a score in [0, 1] per engine, from the head of the log.
+
+As in Pygments' `analyse_text`: a marker line settles it (1.0); otherwise the score is the share
+of non-empty head lines that the engine's grammar types as a kind that only engine prints, or
+that its distinctive envelope takes. Scoring never raises.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from logparse.errors import EngineNotDetected
+from logparse.grammar import Grammar
+from logparse.parse import LineParser
+
+HEAD_LINES = 400
+MIN_SCORE = 0.05
+# Kinds that every engine's grammar types (uvicorn access lines, generic warnings): no evidence.
+GENERIC_KINDS = frozenset({"request", "warning", "unparsed"})
+
+
+def score(grammar: Grammar, engine: str, head: Sequence[str]) -> float:
+    """How likely `engine` wrote these lines, in [0, 1]; 0.0 on any internal failure."""
+    try:
+        lines = [line for line in head if line.strip()][:HEAD_LINES]
+        if not lines:
+            return 0.0
+        markers = grammar.engines[engine].markers
+        if any(marker in line for line in lines for marker in markers):
+            return 1.0
+        parser = LineParser(grammar, engine)
+        distinctive = {e.name for e in parser.engine.envelopes if e.distinctive}
+        hits = 0
+        for line in lines:
+            frame = parser.envelope(line)
+            if frame.envelope in distinctive:
+                hits += 1
+                continue
+            found = parser.match_rules(frame)
+            if found is not None and found[0].kind not in GENERIC_KINDS:
+                hits += 1
+        return max(0.0, min(1.0, hits / len(lines)))
+    except Exception:  # noqa: BLE001 - detection must never fail a run (pygments semantics)
+        return 0.0
+
+
+def scores(grammar: Grammar, head: Sequence[str]) -> dict[str, float]:
+    """Score of every known engine."""
+    return {name: score(grammar, name, head) for name in sorted(grammar.engines)}
+
+
+def detect_engine(grammar: Grammar, head: Sequence[str], *, name: str = "the log") -> tuple[str, dict[str, float]]:
+    """The best-scoring engine and all scores; `EngineNotDetected` when unsure."""
+    result = scores(grammar, head)
+    ranked = sorted(result.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = ", ".join(f"{k} {v:.2f}" for k, v in ranked)
+    choices = " or ".join(f"--engine {k}" for k in sorted(result))
+    if not ranked or ranked[0][1] < MIN_SCORE:
+        raise EngineNotDetected(f"could not tell which engine wrote {name} (scores: {shown}); "
+                                f"pass {choices}", result)
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        raise EngineNotDetected(f"{name} looks equally like {ranked[0][0]} and {ranked[1][0]} "
+                                f"(scores: {shown}); pass {choices}", result)
+    return ranked[0][0], result

@@ -1,0 +1,22 @@
+"""Library errors. The CLI turns them into click errors at the edge, nowhere else."""
+from __future__ import annotations
+
+
+class LogparseError(Exception):
+    """Base class of every error logparse raises on purpose."""
+
+
+class InputError(LogparseError):
+    """An input could not be read (missing, a directory, not a log, unreadable)."""
+
+
+class PatternError(LogparseError):
+    """A grammar file is broken: it does not load, compile, or agree with its samples."""
+
+
+class EngineNotDetected(LogparseError):
+    """No engine scored high enough; the user must name one with --engine."""
+
+    def __init__(self, message: str, scores: dict[str, float]) -> None:
+        super().__init__(message)
+        self.scores = scores

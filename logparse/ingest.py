@@ -1,0 +1,124 @@
+"""The library entry point: read a log, detect its engine, parse every line into typed tables."""
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from logparse.detect import HEAD_LINES, detect_engine
+from logparse.errors import InputError
+from logparse.grammar import Grammar, load_grammar
+from logparse.parse import LineParser
+from logparse.reader import ReadStats, describe, read_lines
+from logparse.tables import TableBuilder
+
+EventSink = Callable[[Mapping[str, Any]], None]
+
+
+@dataclass
+class IngestResult:
+    """The tables of one log, and what was learned while reading it."""
+
+    source: str
+    engine: str
+    scores: dict[str, float]
+    tables: dict[str, pl.DataFrame]
+    stats: ReadStats
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def __getitem__(self, kind: str) -> pl.DataFrame:
+        return self.tables[kind]
+
+    def get(self, kind: str) -> pl.DataFrame | None:
+        """The table of `kind`, or None when the log has no such line."""
+        return self.tables.get(kind)
+
+    @property
+    def lines(self) -> int:
+        """Number of input lines (= number of events)."""
+        return sum(self.counts.values())
+
+    @property
+    def typed_lines(self) -> int:
+        """Lines that became a kind other than `unparsed`."""
+        return self.lines - self.counts.get("unparsed", 0)
+
+    @property
+    def coverage(self) -> float:
+        """Typed lines over all lines (1.0 for an empty log)."""
+        return self.typed_lines / self.lines if self.lines else 1.0
+
+
+def ingest(
+    path: str | Path,
+    *,
+    engine: str = "auto",
+    year: int | None = None,
+    patterns: Sequence[str | Path] = (),
+    on_event: EventSink | None = None,
+) -> IngestResult:
+    """Parse a vLLM or SGLang log (`-` for stdin, `.gz` accepted) into one DataFrame per kind.
+
+    Parameters
+    ----------
+    path
+        The log file.
+    engine
+        `auto` (detect from the head of the log), or an engine name such as `vllm`, `sglang`.
+    year
+        Year for timestamps that print none (vLLM), when the log itself shows no full date.
+    patterns
+        Extra grammar files (user rules), on top of the built-in ones and `LOGPARSE_PATTERNS`.
+    on_event
+        Called with every event in line order, e.g. to stream JSON lines.
+    """
+    grammar = load_grammar(patterns)
+    stats = ReadStats()
+    name = describe(path)
+    lines = read_lines(path, stats)
+    chosen, scores, lines = _choose_engine(grammar, engine, lines, name)
+    parser = LineParser(grammar, chosen)
+    builder = TableBuilder(grammar)
+    for event in parser.iter_events(lines):
+        builder.add(event)
+        if on_event is not None:
+            on_event(event)
+    tables = builder.finish(year=year, fallback_time=_mtime(path))
+    return IngestResult(source=name, engine=chosen, scores=scores, tables=tables, stats=stats,
+                        counts=dict(builder.counts))
+
+
+def _choose_engine(grammar: Grammar, engine: str, lines: Iterator[tuple[int, str]],
+                   name: str) -> tuple[str, dict[str, float], Iterator[tuple[int, str]]]:
+    if engine != "auto":
+        if engine not in grammar.engines:
+            known = ", ".join(sorted(grammar.engines))
+            raise InputError(f"unknown engine {engine!r}; known engines: {known}")
+        return engine, {engine: 1.0}, lines
+    head: list[tuple[int, str]] = []
+    non_empty = 0
+    for item in lines:
+        head.append(item)
+        non_empty += bool(item[1].strip())
+        if non_empty >= HEAD_LINES:
+            break
+    if not head:
+        # An empty log has no engine to find; any grammar gives the same (empty) tables.
+        return sorted(grammar.engines)[0], {}, iter(())
+    chosen, scores = detect_engine(grammar, [text for _, text in head], name=name)
+    return chosen, scores, itertools.chain(head, lines)
+
+
+def _mtime(path: str | Path) -> dt.datetime | None:
+    if str(path) == "-":
+        return None
+    try:
+        return dt.datetime.fromtimestamp(os.stat(path).st_mtime)
+    except OSError:
+        return None

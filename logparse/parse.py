@@ -1,0 +1,237 @@
+"""Turn one line of text into exactly one event (a dict), using a compiled grammar.
+
+The parser is total: whatever the line holds, it returns an event, `unparsed` when no rule
+understood it. Only I/O errors, raised elsewhere, stop a parse.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from logparse.grammar import EngineGrammar, FieldType, Grammar, Rule, Wrapper
+
+# ESC-introduced sequences; caret notation (^[[...m) as pasted from terminals; and the bare
+# "[1;36m" that remains when a tool strips only the ESC byte (vLLM's process prefix colour).
+ANSI_RE = regex.compile(
+    r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\^\[\[[0-9;]*[A-Za-z]"
+    r"|\[(?:[01];)?(?:3[0-7]|9[0-7]|0|1|0;0)m",
+    regex.ASCII,
+)
+PROCESS_PREFIX_RE = regex.compile(
+    r"\((?P<rank>[A-Za-z_][^()\n]*?) pid=(?P<pid>[0-9]+)(?:, ip=[0-9a-fA-F.:]+)?\)", regex.ASCII
+)
+# Ray deduplicates repeated lines across a cluster and says so at the end of the line.
+RAY_REPEAT_RE = regex.compile(r"\s*\[repeated [0-9]+x across cluster\]\s*$", regex.ASCII)
+MAX_WRAPPERS = 12
+# Lines longer than this are only matched on their first part: no engine line is this long, and
+# it bounds the time spent on hostile input. The event keeps the whole raw line.
+MATCH_LIMIT = 256 * 1024
+REGEX_TIMEOUT_S = 0.5
+UNPARSED = "unparsed"
+_TRUE = {"true", "yes", "1", "on", "enabled"}
+_FALSE = {"false", "no", "0", "off", "disabled", "none"}
+_NUMBER_RE = regex.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|nan|inf", regex.ASCII)
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal colour and control sequences."""
+    if "\x1b" not in text and "[" not in text:
+        return text
+    return ANSI_RE.sub("", text)
+
+
+def convert(value: str, typ: FieldType) -> Any:
+    """Convert a captured string to its field type; None when it cannot be read as that type."""
+    text = value.strip()
+    try:
+        if typ == "str":
+            return value
+        if typ == "int":
+            cleaned = text.replace(",", "").replace("_", "")
+            return int(cleaned) if "." not in cleaned else int(float(cleaned))
+        if typ == "float":
+            return float(text.replace(",", "").replace("_", "").rstrip("%"))
+        if typ == "bool":
+            low = text.lower()
+            return True if low in _TRUE else False if low in _FALSE else None
+        if typ == "floats":
+            return [float(x) for x in _NUMBER_RE.findall(text)]
+    except (ValueError, OverflowError):
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class LineFrame:
+    """What the wrapper and envelope layers found around a body."""
+
+    envelope: str
+    body: str
+    ts: str | None
+    level: str | None
+    rank: str | None
+    pid: int | None
+
+
+class LineParser:
+    """Parses lines of one engine's log. Build once, call `parse` per line."""
+
+    def __init__(self, grammar: Grammar, engine: str) -> None:
+        self.grammar = grammar
+        self.engine_name = engine
+        self.engine: EngineGrammar = grammar.engines[engine]
+        self._types: dict[str, dict[str, FieldType]] = {
+            rule.name: {f: grammar.field_type(rule, f) for f in rule.field_names()} for rule in self.engine.rules
+        }
+        self._regular = [r for r in self.engine.rules if not r.fallback]
+        self._fallback = [r for r in self.engine.rules if r.fallback]
+
+    # -- layers ------------------------------------------------------------------------------
+    def envelope(self, line: str) -> LineFrame:
+        """Strip colour and wrappers, then match the engine's envelopes (first match wins)."""
+        text = strip_ansi(line[:MATCH_LIMIT])
+        text, wrapper_ts, rank, pid = self._peel(text)
+        if "\r" in text:
+            # tqdm redraws: the last non-blank segment is what a terminal would show.
+            segments = [s for s in text.split("\r") if s.strip()]
+            text = segments[-1] if segments else ""
+            text, wts2, rank2, pid2 = self._peel(text)
+            wrapper_ts = wrapper_ts or wts2
+            if rank2 is not None:
+                rank, pid = rank2, pid2
+        if "across cluster]" in text:
+            text = RAY_REPEAT_RE.sub("", text)
+        for env in self.engine.envelopes:
+            m = _match(env.regex, text)
+            if m is None:
+                continue
+            groups = m.groupdict()
+            pre = groups.get("pre")
+            if pre:
+                found = list(PROCESS_PREFIX_RE.finditer(pre))
+                if found:
+                    rank, pid = found[-1]["rank"], int(found[-1]["pid"])
+            if groups.get("rank") is not None:
+                rank = groups["rank"]
+            if groups.get("pid") is not None:
+                pid = int(groups["pid"])
+            ts = groups.get("ts") or groups.get("wrapper_ts") or wrapper_ts
+            return LineFrame(env.name, groups["body"] or "", ts, groups.get("level"), rank, pid)
+        return LineFrame("", text, wrapper_ts, None, rank, pid)
+
+    def _peel(self, text: str) -> tuple[str, str | None, str | None, int | None]:
+        peeled = peel(self.grammar.wrappers, text)
+        return peeled.rest, peeled.wrapper_ts, peeled.rank, peeled.pid
+
+    def match_rules(self, env: LineFrame) -> tuple[Rule, dict[str, Any]] | None:
+        """The first rule whose regex matches the whole body, with its converted fields."""
+        for group in (self._regular, self._fallback):
+            for rule in group:
+                fields = self.try_rule(rule, env)
+                if fields is not None:
+                    return rule, fields
+        return None
+
+    def try_rule(self, rule: Rule, env: LineFrame) -> dict[str, Any] | None:
+        """Fields of `rule` on this body, or None when the rule does not apply."""
+        if rule.envelopes is not None and env.envelope not in rule.envelopes:
+            return None
+        if rule.levels is not None and (env.level or "") not in rule.levels:
+            return None
+        body = env.body
+        for anchor in rule.anchors:
+            if anchor not in body:
+                return None
+        m = _fullmatch(rule.regex, body)
+        if m is None:
+            return None
+        types = self._types[rule.name]
+        fields: dict[str, Any] = dict(rule.constants)
+        for name, value in m.groupdict().items():
+            if value is None or name not in types:
+                continue
+            fields[name] = convert(value, types[name])
+        return fields
+
+    # -- whole line --------------------------------------------------------------------------
+    def parse(self, line_no: int, line: str) -> dict[str, Any]:
+        """Exactly one event for this line: a typed kind, or `unparsed` with the raw text."""
+        env = self.envelope(line)
+        found = self.match_rules(env)
+        event: dict[str, Any] = {
+            "kind": UNPARSED, "line_no": line_no, "ts": env.ts, "engine": self.engine_name,
+            "rank": env.rank, "pid": env.pid, "level": env.level, "rule": None,
+        }
+        if found is None:
+            event["raw"] = line
+            return event
+        rule, fields = found
+        event["kind"] = rule.kind
+        event["rule"] = rule.name
+        event.update(fields)
+        return event
+
+    def iter_events(self, lines: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
+        """One event per (line_no, text) pair, in order."""
+        parse = self.parse
+        for line_no, text in lines:
+            yield parse(line_no, text)
+
+
+@dataclass(frozen=True)
+class Peeled:
+    """A line with its wrappers removed, and what the wrappers said."""
+
+    rest: str
+    wrapper_ts: str | None
+    rank: str | None
+    pid: int | None
+    used: tuple[str, ...]
+
+
+def peel(wrappers: Sequence[Wrapper], text: str) -> Peeled:
+    """Remove wrapper prefixes from the start of `text`, repeatedly; the innermost rank wins."""
+    wrapper_ts: str | None = None
+    rank: str | None = None
+    pid: int | None = None
+    used: list[str] = []
+    pos = 0
+    for _ in range(MAX_WRAPPERS):
+        for wrapper in wrappers:
+            m = _match(wrapper.regex, text, pos)
+            if m is not None and m.end() > pos:
+                groups = m.groupdict()
+                if groups.get("wrapper_ts") and wrapper_ts is None:
+                    wrapper_ts = groups["wrapper_ts"]
+                if groups.get("rank") is not None:
+                    rank = groups["rank"]
+                    pid = int(groups["pid"]) if groups.get("pid") else None
+                used.append(wrapper.name)
+                pos = m.end()
+                break
+        else:
+            break
+    return Peeled(text[pos:], wrapper_ts, rank, pid, tuple(used))
+
+
+def _match(pattern: regex.Pattern[str], text: str, pos: int = 0) -> regex.Match[str] | None:
+    try:
+        return pattern.match(text, pos, timeout=REGEX_TIMEOUT_S)
+    except TimeoutError:
+        return None
+
+
+def _fullmatch(pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:
+    try:
+        return pattern.fullmatch(text, timeout=REGEX_TIMEOUT_S)
+    except TimeoutError:
+        return None
+
+
+def event_fields(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The kind-specific fields of an event (everything but the common columns)."""
+    common = {"kind", "line_no", "ts", "engine", "rank", "pid", "level", "rule"}
+    return {k: v for k, v in event.items() if k not in common}
