@@ -1,13 +1,12 @@
-"""logparse: turn vLLM and SGLang server logs into typed tables and post-mortems."""
+"""logparse: turn vLLM and SGLang server logs into typed tables and post-mortems.
+
+>>> import logparse
+>>> result = logparse.ingest("server.log")        # doctest: +SKIP
+>>> result["engine_stats"].select("time", "gen_tps", "running")  # doctest: +SKIP
+"""
 from __future__ import annotations
 
-__all__ = ["ingest", "__version__"]
+from logparse.pipeline import IngestResult, ingest
+
+__all__ = ["IngestResult", "ingest", "__version__"]
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> object:
-    if name == "ingest":
-        from logparse.ingest import ingest
-
-        return ingest
-    raise AttributeError(name)

@@ -69,9 +69,11 @@ def iter_lines(stream: BinaryIO, stats: ReadStats | None = None, *, name: str = 
     stats = stats if stats is not None else ReadStats()
     pending = b""
     line_no = 0
+    # read1 hands over what a truncated gzip member decompressed before its end was reached.
+    read = getattr(stream, "read1", stream.read)
     try:
         while True:
-            block = stream.read(BLOCK_SIZE)
+            block = read(BLOCK_SIZE)
             if not block:
                 break
             stats.bytes_read += len(block)

@@ -11,7 +11,7 @@ import click
 
 from logparse.commands.options import engine_option, grammar_options
 from logparse.headline import headline, render_headline
-from logparse.ingest import ingest
+from logparse.pipeline import ingest
 from logparse.tables import write_tables
 
 
