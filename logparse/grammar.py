@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ COMMON_FIELDS: dict[str, FieldType] = {
 # Named groups with a meaning for the parser itself rather than a field of the kind.
 ENVELOPE_GROUPS = frozenset({"ts", "level", "rank", "pid", "body", "pre", "wrapper_ts"})
 REGEX_FLAGS = regex.ASCII | regex.V0
+AnyPattern = re.Pattern[str] | regex.Pattern[str]
 PATTERNS_ENV = "LOGPARSE_PATTERNS"
 
 
@@ -54,8 +56,19 @@ class Sample:
     index: int
 
 
+class _Matchable:
+    """Gives a grammar item with a `regex` the faster `matcher` used while parsing."""
+
+    regex: regex.Pattern[str]
+
+    @functools.cached_property
+    def matcher(self) -> AnyPattern:
+        """The pattern used while parsing (stdlib `re` when possible)."""
+        return fast_matcher(self.regex)
+
+
 @dataclass(frozen=True)
-class Wrapper:
+class Wrapper(_Matchable):
     """A prefix added around engine lines by a container runtime, journald, Ray, etc."""
 
     name: str
@@ -66,7 +79,7 @@ class Wrapper:
 
 
 @dataclass(frozen=True)
-class Envelope:
+class Envelope(_Matchable):
     """An engine's own line prefix. `fallback` envelopes (e.g. bare text) are tried last."""
 
     name: str
@@ -80,7 +93,7 @@ class Envelope:
 
 
 @dataclass(frozen=True)
-class Rule:
+class Rule(_Matchable):
     """One line shape of one event kind, matched against the whole body of a line."""
 
     name: str
@@ -141,6 +154,17 @@ class Grammar:
                     for name, typ in rule.types.items():
                         out.setdefault(name, typ)
         return out
+
+
+def fast_matcher(pattern: regex.Pattern[str]) -> AnyPattern:
+    """The same pattern compiled with the stdlib `re` (3x faster) when it accepts it.
+
+    Patterns using what only `regex` offers (duplicate group names, `\\p{L}`) stay as they are.
+    """
+    try:
+        return re.compile(pattern.pattern, re.ASCII)
+    except (re.error, ValueError):
+        return pattern
 
 
 def patterns_dir() -> Path:

@@ -9,36 +9,38 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import re
+
 import regex
 
-from logparse.grammar import EngineGrammar, FieldType, Grammar, Rule, Wrapper
+from logparse.grammar import REGEX_FLAGS, EngineGrammar, FieldType, Grammar, Rule, Wrapper, fast_matcher
 
 # ESC-introduced sequences; caret notation (^[[...m) as pasted from terminals; and the bare
 # "[1;36m" that remains when a tool strips only the ESC byte (vLLM's process prefix colour).
-ANSI_RE = regex.compile(
+ANSI_RE = re.compile(
     r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\^\[\[[0-9;]*[A-Za-z]"
     r"|\[(?:[01];)?(?:3[0-7]|9[0-7]|0|1|0;0)m",
-    regex.ASCII,
+    re.ASCII,
 )
-PROCESS_PREFIX_RE = regex.compile(
-    r"\((?P<rank>[A-Za-z_][^()\n]*?) pid=(?P<pid>[0-9]+)(?:, ip=[0-9a-fA-F.:]+)?\)", regex.ASCII
+PROCESS_PREFIX_RE = re.compile(
+    r"\((?P<rank>[A-Za-z_][^()\n]*?) pid=(?P<pid>[0-9]+)(?:, ip=[0-9a-fA-F.:]+)?\)", re.ASCII
 )
 # Ray deduplicates repeated lines across a cluster and says so at the end of the line.
-RAY_REPEAT_RE = regex.compile(r"\s*\[repeated [0-9]+x across cluster\]\s*$", regex.ASCII)
+RAY_REPEAT_RE = re.compile(r"\s*\[repeated [0-9]+x across cluster\]\s*$", re.ASCII)
 MAX_WRAPPERS = 12
 # Lines longer than this are only matched on their first part: no engine line is this long, and
-# it bounds the time spent on hostile input. The event keeps the whole raw line.
+# with every regex checked against 100 KB pathological lines (logparse.check) it bounds the time
+# spent on hostile input. The event keeps the whole raw line.
 MATCH_LIMIT = 256 * 1024
-REGEX_TIMEOUT_S = 0.5
 UNPARSED = "unparsed"
 _TRUE = {"true", "yes", "1", "on", "enabled"}
 _FALSE = {"false", "no", "0", "off", "disabled", "none"}
-_NUMBER_RE = regex.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|nan|inf", regex.ASCII)
+_NUMBER_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|nan|inf", re.ASCII)
 
 
 def strip_ansi(text: str) -> str:
     """Remove terminal colour and control sequences."""
-    if "\x1b" not in text and "[" not in text:
+    if "\x1b" not in text and "m" not in text:
         return text
     return ANSI_RE.sub("", text)
 
@@ -105,7 +107,7 @@ class LineParser:
         if "across cluster]" in text:
             text = RAY_REPEAT_RE.sub("", text)
         for env in self.engine.envelopes:
-            m = _match(env.regex, text)
+            m = env.matcher.match(text)
             if m is None:
                 continue
             groups = m.groupdict()
@@ -145,7 +147,7 @@ class LineParser:
         for anchor in rule.anchors:
             if anchor not in body:
                 return None
-        m = _fullmatch(rule.regex, body)
+        m = rule.matcher.fullmatch(body)
         if m is None:
             return None
         types = self._types[rule.name]
@@ -192,43 +194,71 @@ class Peeled:
     used: tuple[str, ...]
 
 
+class WrapperSet:
+    """All wrappers as one alternation, so peeling costs one regex call per layer.
+
+    Branches keep file order, so the first wrapper that matches still wins. Each branch's groups
+    are renamed `_w<i>_<name>`; the branch group `_w<i>` tells which wrapper matched.
+    """
+
+    def __init__(self, wrappers: Sequence[Wrapper]) -> None:
+        self.wrappers = tuple(wrappers)
+        branches = []
+        for i, wrapper in enumerate(self.wrappers):
+            source = _GROUP_NAME.sub(lambda m, i=i: f"{m[1]}_w{i}_{m[2]}", wrapper.regex.pattern)
+            branches.append(f"(?P<_w{i}>{source})")
+        combined = "|".join(branches) or "(?!)"
+        self.pattern = fast_matcher(regex.compile(combined, REGEX_FLAGS))
+        self._groups = [
+            [(f"_w{i}_{name}", name) for name in w.regex.groupindex] for i, w in enumerate(self.wrappers)
+        ]
+
+    def match(self, text: str, pos: int) -> tuple[int, str, dict[str, str | None]] | None:
+        """(wrapper index, end, its groups) of the first wrapper matching at `pos`."""
+        m = self.pattern.match(text, pos)
+        if m is None or m.end() <= pos:
+            return None
+        branch = m.lastgroup or ""
+        index = int(branch[2:]) if branch.startswith("_w") and branch[2:].isdigit() else -1
+        groups = {short: m.group(full) for full, short in self._groups[index]}
+        return index, m.end(), groups
+
+
+_GROUP_NAME = regex.compile(r"(\(\?P<|\(\?P=)(\w+)")
+_WRAPPER_SETS: dict[int, WrapperSet] = {}
+
+
+def wrapper_set(wrappers: Sequence[Wrapper]) -> WrapperSet:
+    """The (cached) combined matcher of a grammar's wrappers."""
+    key = id(wrappers)
+    found = _WRAPPER_SETS.get(key)
+    if found is None or found.wrappers != tuple(wrappers):
+        found = _WRAPPER_SETS[key] = WrapperSet(wrappers)
+    return found
+
+
 def peel(wrappers: Sequence[Wrapper], text: str) -> Peeled:
     """Remove wrapper prefixes from the start of `text`, repeatedly; the innermost rank wins."""
+    matcher = wrapper_set(wrappers)
     wrapper_ts: str | None = None
     rank: str | None = None
     pid: int | None = None
     used: list[str] = []
     pos = 0
     for _ in range(MAX_WRAPPERS):
-        for wrapper in wrappers:
-            m = _match(wrapper.regex, text, pos)
-            if m is not None and m.end() > pos:
-                groups = m.groupdict()
-                if groups.get("wrapper_ts") and wrapper_ts is None:
-                    wrapper_ts = groups["wrapper_ts"]
-                if groups.get("rank") is not None:
-                    rank = groups["rank"]
-                    pid = int(groups["pid"]) if groups.get("pid") else None
-                used.append(wrapper.name)
-                pos = m.end()
-                break
-        else:
+        found = matcher.match(text, pos)
+        if found is None:
             break
+        index, pos, groups = found
+        if groups.get("wrapper_ts") and wrapper_ts is None:
+            wrapper_ts = groups["wrapper_ts"]
+        if groups.get("rank") is not None:
+            rank = groups["rank"]
+            pid = int(groups["pid"]) if groups.get("pid") else None
+        used.append(matcher.wrappers[index].name)
     return Peeled(text[pos:], wrapper_ts, rank, pid, tuple(used))
 
 
-def _match(pattern: regex.Pattern[str], text: str, pos: int = 0) -> regex.Match[str] | None:
-    try:
-        return pattern.match(text, pos, timeout=REGEX_TIMEOUT_S)
-    except TimeoutError:
-        return None
-
-
-def _fullmatch(pattern: regex.Pattern[str], text: str) -> regex.Match[str] | None:
-    try:
-        return pattern.fullmatch(text, timeout=REGEX_TIMEOUT_S)
-    except TimeoutError:
-        return None
 
 
 def event_fields(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 
-import regex
+import re
 
-_FULL = regex.compile(
+_FULL = re.compile(
     r"(?P<y>[0-9]{4})-(?P<mo>[0-9]{2})-(?P<d>[0-9]{2})[T ](?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})"
     r"(?:[.,](?P<frac>[0-9]{1,9}))?"
 )
-_MONTH_DAY = regex.compile(r"(?P<mo>[0-9]{2})-(?P<d>[0-9]{2}) (?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})")
-_SYSLOG = regex.compile(r"(?P<mon>[A-Za-z]{3})\.? +(?P<d>[0-9]{1,2}) (?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})")
-_TIME_ONLY = regex.compile(r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})(?:[.,](?P<frac>[0-9]{1,9}))?")
+_MONTH_DAY = re.compile(r"(?P<mo>[0-9]{2})-(?P<d>[0-9]{2}) (?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})")
+_SYSLOG = re.compile(r"(?P<mon>[A-Za-z]{3})\.? +(?P<d>[0-9]{1,2}) (?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})")
+_TIME_ONLY = re.compile(r"(?P<h>[0-9]{2}):(?P<mi>[0-9]{2}):(?P<s>[0-9]{2})(?:[.,](?P<frac>[0-9]{1,9}))?")
 _MONTHS = {m: i for i, m in enumerate(
     ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
 HALF_YEAR = dt.timedelta(days=183)
