@@ -10,11 +10,17 @@ same output length n (fixed-length benchmarks such as random/128x128); under tha
   into the 10th percentile of the rate: the pessimistic tail, the right one for a >= SLO);
 - tps_per_user_mean ~ n / latency_s_mean, a lower bound of the true mean of n / latency
   (Jensen's inequality), so a >= SLO judged on it errs on the safe side.
+
+Per-user TPS is derived only for files that report no per-user rate at all (vLLM, SGLang): a
+tool's own TPS columns are never mixed with derived ones, so a file that reports only the
+optimistic P90 of TPS (Cordatus) is judged, and flagged, on exactly that.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 
 def tokens_per_request(record: dict[str, Any]) -> float | None:
@@ -33,6 +39,51 @@ def config_name(record: dict[str, Any]) -> str:
     return named or Path(str(record.get("source_file") or "unknown")).stem
 
 
+def workload_name(record: dict[str, Any]) -> str:
+    """'<input>x<output>' tokens per request, rounded, with '?' for an unknown side."""
+    input_len = record.get("input_len")
+    output_len = record.get("output_len_requested") or record.get("output_len")
+    left = "?" if input_len is None else f"{round(input_len)}"
+    right = "?" if output_len is None else f"{round(output_len)}"
+    return f"{left}x{right}"
+
+
+def disambiguate_configs(rows: pl.DataFrame) -> pl.DataFrame:
+    """Rename configurations that several files share but that are not the same configuration.
+
+    One name is kept across files (a sweep saved as one file per concurrency level) unless the
+    files disagree on the workload, in which case the workload is appended; if two files still
+    hold the same configuration at the same concurrency, the file stem is appended as well.
+    """
+    shared = rows.group_by("config").agg(pl.col("source_file").n_unique().alias("files"))
+    multi = set(shared.filter(pl.col("files") > 1)["config"].to_list())
+    if not multi:
+        return rows
+    workloads = (
+        rows.filter(pl.col("config").is_in(multi)).group_by("config").agg(pl.col("workload").n_unique())
+    )
+    split = set(workloads.filter(pl.col("workload") > 1)["config"].to_list())
+    renamed = rows.with_columns(
+        config=pl.when(pl.col("config").is_in(split))
+        .then(pl.concat_str(["config", "workload"], separator=" "))
+        .otherwise(pl.col("config"))
+    )
+    clashes = (
+        renamed.filter(pl.col("concurrency").is_not_null())
+        .group_by("config", "concurrency")
+        .agg(pl.col("source_file").n_unique().alias("files"))
+        .filter(pl.col("files") > 1)["config"]
+        .unique()
+        .to_list()
+    )
+    stem = pl.col("source_file").str.extract(r"([^/\\]+?)(?:\.[^./\\]*)?$")
+    return renamed.with_columns(
+        config=pl.when(pl.col("config").is_in(clashes))
+        .then(pl.concat_str([pl.col("config"), pl.lit(" ["), stem, pl.lit("]")]))
+        .otherwise(pl.col("config"))
+    )
+
+
 def complete_record(record: dict[str, Any]) -> dict[str, Any]:
     """Return a copy of a reader record with derivable columns filled and listed in `derived`."""
     out = dict(record)
@@ -49,7 +100,8 @@ def complete_record(record: dict[str, Any]) -> dict[str, Any]:
     if n is not None and n >= 1:
         if out.get("ttft_ms_mean") is not None and out.get("tpot_ms_mean") is not None:
             fill("latency_s_mean", (out["ttft_ms_mean"] + (n - 1) * out["tpot_ms_mean"]) / 1000.0)
-        if out.get("tps_per_user_definition") in (None, "tokens_over_e2e"):
+        tps_columns = [f"tps_per_user_{stat}" for stat in ("mean", "median", "p10", "p90")]
+        if all(out.get(column) is None for column in tps_columns):
             before = len(derived)
             for tps_stat, latency_stat in (("mean", "mean"), ("median", "median"), ("p10", "p90")):
                 latency = out.get(f"latency_s_{latency_stat}")
@@ -59,5 +111,6 @@ def complete_record(record: dict[str, Any]) -> dict[str, Any]:
                 out["tps_per_user_definition"] = "tokens_over_e2e"
     if not out.get("config"):
         out["config"] = config_name(out)
+    out["workload"] = workload_name(out)
     out["derived"] = ",".join(derived) or None
     return out

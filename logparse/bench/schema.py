@@ -20,10 +20,16 @@ _IDENTITY: list[tuple[str, pl.DataType, str]] = [
     ("source_file", pl.String(), "path of the file the row was read from"),
     ("source_tool", pl.String(), "reader that produced the row (a key of TOOL_DEFINITIONS)"),
     ("record", pl.Int64(), "index of the run inside its file (0-based)"),
-    ("config", pl.String(), "configuration name: engine, mode and label, or the file stem"),
+    (
+        "config",
+        pl.String(),
+        "configuration name: engine, mode and label (else the file stem); the workload and then the"
+        " file stem are appended only where two files would otherwise share a name",
+    ),
     ("engine", pl.String(), "serving engine benchmarked (vllm, sglang, ...), when known"),
     ("mode", pl.String(), "'direct' or 'spec' (speculative decoding), when known"),
     ("label", pl.String(), "free label from the tool (vLLM label, SGLang tag, Cordatus model)"),
+    ("workload", pl.String(), "'<input>x<output>' tokens per request ('?' where unknown), e.g. '128x128'"),
     ("model", pl.String(), "model id, when recorded"),
     ("backend", pl.String(), "client backend / request function the tool used"),
     ("concurrency", pl.Int64(), "maximum in-flight requests the client allowed (the tested level)"),

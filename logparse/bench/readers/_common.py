@@ -108,14 +108,15 @@ def load_json_records(path: Path, text: str, *, expected: str) -> list[tuple[int
     except json.JSONDecodeError as exc:
         lines = [(no, line) for no, line in enumerate(text.splitlines(), start=1) if line.strip()]
         if exc.msg != "Extra data" and len(lines) < 2:
-            msg = f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected {expected}"
+            where = f"line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            msg = f"{path}: not valid JSON ({where}); expected {expected}"
             raise InputError(msg) from None
         records = []
         for no, line in lines:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as line_exc:
-                msg = f"{path}: line {no} is not valid JSON ({line_exc.msg}); expected {expected}, one per line"
+                msg = f"{path}: line {no} is not valid JSON ({line_exc.msg}); expected {expected}"
                 raise InputError(msg) from None
             records.append((no, obj))
     else:

@@ -51,7 +51,7 @@ def split_blocks(path: Path, text: str, *, expected: str) -> list[Block]:
         elif not stripped or _SECTION.match(stripped):
             continue
         elif HEADER.match(stripped):
-            msg = f"{path}: line {no}: a new result block starts before the block of line {current.line_no} ends"
+            msg = f"{path}: line {no}: a new result block starts inside the block of line {current.line_no}"
             raise InputError(msg)
         else:
             pair = _PAIR.match(stripped)

@@ -24,6 +24,13 @@ SUMMARY_EXPECTED = "the 'Serving Benchmark Result' block printed by `vllm bench 
 _JSON_MARKERS = ('"mean_e2el_ms"', '"request_goodput"', '"endpoint_type"', '"num_prompts"', '"model_id"')
 _SGLANG_JSON_MARKERS = ('"mean_e2e_latency_ms"', '"server_info"', '"total_output_tokens_retokenized"')
 _SUMMARY_MARKERS = ("Inter-token Latency", "E2EL (ms)", "Maximum request concurrency:", "Failed requests:")
+_SGLANG_SUMMARY_MARKERS = (
+    "Backend:",
+    "E2E Latency (ms)",
+    "(retokenized)",
+    "Max request concurrency:",
+    "Max reqeuest concurrency:",
+)
 _PREAMBLE_CONCURRENCY = re.compile(r"Maximum request concurrency:\s*(\d+)")
 
 
@@ -97,6 +104,8 @@ def sniff_summary(head: str, path: Path) -> float:
     """Score in [0, 1] that `head` is a console capture holding vLLM's printed result block."""
     if not any(HEADER.match(line.strip()) for line in head.splitlines()):
         return 0.0
+    if any(marker in head for marker in _SGLANG_SUMMARY_MARKERS):
+        return 0.2
     return 1.0 if any(marker in head for marker in _SUMMARY_MARKERS) else 0.4
 
 

@@ -1,0 +1,53 @@
+"""Write the tables of a `BenchAnalysis` to a directory as Parquet and CSV."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from logparse.bench.analyze import BenchAnalysis
+from logparse.errors import InputError
+
+
+def spec_table(analysis: BenchAnalysis) -> pl.DataFrame:
+    """One row per spec/direct pair: break-even concurrency, its bracketing levels and a note."""
+    return pl.DataFrame(
+        [
+            {
+                "engine": s["engine"],
+                "label": s["label"],
+                "direct_config": s["direct_config"],
+                "spec_config": s["spec_config"],
+                "break_even_concurrency": s["break_even_concurrency"],
+                "break_even_lower": (s["break_even_between"] or [None])[0],
+                "break_even_upper": (s["break_even_between"] or [None, None])[1],
+                "note": s["note"],
+            }
+            for s in analysis.spec
+        ],
+        schema={
+            "engine": pl.String,
+            "label": pl.String,
+            "direct_config": pl.String,
+            "spec_config": pl.String,
+            "break_even_concurrency": pl.Float64,
+            "break_even_lower": pl.Int64,
+            "break_even_upper": pl.Int64,
+            "note": pl.String,
+        },
+    )
+
+
+def write_tables(analysis: BenchAnalysis, out_dir: Path) -> list[Path]:
+    """Write every table as `<name>.parquet` and `<name>.csv` under `out_dir`; return the paths."""
+    if out_dir.exists() and not out_dir.is_dir():
+        msg = f"{out_dir}: exists and is not a directory; expected a directory for --out"
+        raise InputError(msg)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, frame in {**analysis.tables(), "spec": spec_table(analysis)}.items():
+        parquet, csv = out_dir / f"{name}.parquet", out_dir / f"{name}.csv"
+        frame.write_parquet(parquet)
+        frame.write_csv(csv)
+        written += [parquet, csv]
+    return written

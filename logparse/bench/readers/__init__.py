@@ -1,0 +1,90 @@
+"""Read client benchmark result files of any supported tool into the one tidy table.
+
+The format is detected from the content (pygments-style scores in [0, 1], first registry entry
+wins ties), never from the file extension.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from logparse.bench.derive import complete_record, disambiguate_configs
+from logparse.bench.readers import aiperf, cordatus, sglang, vllm
+from logparse.bench.readers._common import HEAD_CHARS, read_text
+from logparse.bench.schema import to_frame
+from logparse.errors import InputError
+
+__all__ = ["FORMATS", "Format", "detect_format", "load_bench", "read_bench_file"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """A benchmark result format: its name, a content sniffer and a reader."""
+
+    name: str
+    description: str
+    sniff: Callable[[str, Path], float]
+    read: Callable[[Path, str], list[dict[str, Any]]]
+
+
+FORMATS: tuple[Format, ...] = (
+    Format("vllm_bench_json", "vllm bench serve result JSON", vllm.sniff_json, vllm.read_json),
+    Format("sglang_bench_jsonl", "SGLang bench_serving JSONL", sglang.sniff_jsonl, sglang.read_jsonl),
+    Format("vllm_bench_summary", "vllm bench serve printed summary", vllm.sniff_summary, vllm.read_summary),
+    Format(
+        "sglang_bench_summary",
+        "SGLang bench_serving printed summary",
+        sglang.sniff_summary,
+        sglang.read_summary,
+    ),
+    Format("cordatus_csv", "CordatusAI llm-benchmark table CSV", cordatus.sniff, cordatus.read),
+    Format("aiperf_csv", "AIPerf / genai-perf CSV export", aiperf.sniff, aiperf.read),
+)
+
+
+def detect_format(path: Path, text: str) -> Format:
+    """Return the format whose sniffer scores `text` highest; InputError when none recognises it."""
+    head = text[:HEAD_CHARS]
+    best: tuple[float, Format] | None = None
+    for fmt in FORMATS:
+        try:
+            score = min(1.0, max(0.0, float(fmt.sniff(head, path))))
+        except Exception:  # noqa: BLE001 - a sniffer that breaks simply does not recognise the file
+            score = 0.0
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, fmt)
+    if best is None:
+        expected = "; ".join(fmt.description for fmt in FORMATS)
+        msg = f"{path}: not a recognised benchmark result; expected one of: {expected}"
+        raise InputError(msg)
+    return best[1]
+
+
+def read_bench_file(path: str | Path) -> list[dict[str, Any]]:
+    """Read one result file into completed schema records (one per run in the file)."""
+    file = Path(path)
+    text = read_text(file)
+    fmt = detect_format(file, text)
+    records = fmt.read(file, text)
+    if not records:
+        msg = f"{file}: holds no benchmark runs; expected {fmt.description}"
+        raise InputError(msg)
+    return [complete_record(record) for record in records]
+
+
+def load_bench(paths: Iterable[str | Path]) -> pl.DataFrame:
+    """Read result files of any supported tool into the tidy table (see `logparse.bench.schema`).
+
+    Examples
+    --------
+    >>> df = load_bench(["fixtures/bench/openzeka_b300_kimi_k3_128x128.csv"])  # doctest: +SKIP
+    >>> df.select("config", "concurrency", "ttft_ms_p90").head(2)  # doctest: +SKIP
+    """
+    records: list[dict[str, Any]] = []
+    for path in paths:
+        records.extend(read_bench_file(path))
+    return disambiguate_configs(to_frame(records))
