@@ -42,6 +42,8 @@ COMMON_FIELDS: dict[str, FieldType] = {
 }
 # Named groups with a meaning for the parser itself rather than a field of the kind.
 ENVELOPE_GROUPS = frozenset({"ts", "level", "rank", "pid", "body", "pre", "wrapper_ts"})
+# Functions a rule's `derive` table may apply to a captured group ("count:sizes").
+DERIVE_FUNCTIONS = frozenset({"count", "duration"})
 REGEX_FLAGS = regex.ASCII | regex.V0
 AnyPattern = re.Pattern[str] | regex.Pattern[str]
 PATTERNS_ENV = "LOGPARSE_PATTERNS"
@@ -109,11 +111,12 @@ class Rule(_Matchable):
     fallback: bool = False
     constants: Mapping[str, Any] = field(default_factory=dict)
     types: Mapping[str, FieldType] = field(default_factory=dict)
+    derive: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def field_names(self) -> tuple[str, ...]:
-        """Fields this rule can produce: its named groups and its constants."""
-        groups = tuple(g for g in self.regex.groupindex if g not in ENVELOPE_GROUPS)
-        return tuple(dict.fromkeys((*groups, *self.constants)))
+        """Fields this rule can produce: named groups (not `_private` ones), constants, derived."""
+        groups = tuple(g for g in self.regex.groupindex if g not in ENVELOPE_GROUPS and not g.startswith("_"))
+        return tuple(dict.fromkeys((*groups, *self.constants, *self.derive)))
 
 
 @dataclass(frozen=True)
@@ -282,6 +285,10 @@ class _Loader:
             if name in COMMON_FIELDS:
                 self.problem(path, f"kind {kind!r}", f"field {name!r} is a common column")
                 continue
+            if target.get(name, typ) != typ:
+                self.problem(path, f"kind {kind!r}", f"field {name!r} is declared {target[name]!r} elsewhere; "
+                             f"a field has one type across all grammars")
+                continue
             target[name] = typ
 
     def _compile(self, path: Path, where: str, source: Any, defs: Mapping[str, str]) -> regex.Pattern[str] | None:
@@ -355,6 +362,14 @@ class _Loader:
                 self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
         if compiled is None:
             return None
+        derive: dict[str, tuple[str, str]] = {}
+        for fname, spec in dict(item.get("derive", {})).items():
+            func, _, source = str(spec).partition(":")
+            if func not in DERIVE_FUNCTIONS or source not in compiled.groupindex:
+                self.problem(path, where, f"derive {fname} = {spec!r}: expected '<function>:<group>' with a "
+                             f"function in {sorted(DERIVE_FUNCTIONS)} and a named group of the regex")
+                continue
+            derive[fname] = (func, source)
         anchors = item.get("anchor", ())
         anchors = (anchors,) if isinstance(anchors, str) else tuple(str(a) for a in anchors)
         envs = item.get("envelopes")
@@ -365,7 +380,7 @@ class _Loader:
             envelopes=frozenset(envs) if envs is not None else None,
             levels=frozenset(levels) if levels is not None else None,
             fallback=bool(item.get("fallback", False)),
-            constants=dict(item.get("set", {})), types=types,
+            constants=dict(item.get("set", {})), types=types, derive=derive,
         )
 
     def finish(self, paths: tuple[Path, ...]) -> Grammar:

@@ -66,6 +66,22 @@ def convert(value: str, typ: FieldType) -> Any:
     return None
 
 
+_DURATION_RE = re.compile(r"(?:([0-9]+):)?([0-9]+):([0-9]+(?:\.[0-9]+)?)", re.ASCII)
+
+
+def derive(function: str, text: str) -> Any:
+    """Apply a `derive` function of a rule to a captured string (None if it cannot)."""
+    if function == "count":
+        return len(_NUMBER_RE.findall(text))
+    if function == "duration":
+        m = _DURATION_RE.fullmatch(text.strip())
+        if m is None:
+            return None
+        hours = int(m[1]) if m[1] else 0
+        return hours * 3600 + int(m[2]) * 60 + float(m[3])
+    return None
+
+
 @dataclass(frozen=True)
 class LineFrame:
     """What the wrapper and envelope layers found around a body."""
@@ -156,6 +172,11 @@ class LineParser:
             if value is None or name not in types:
                 continue
             fields[name] = convert(value, types[name])
+        for name, (function, source) in rule.derive.items():
+            captured = m.group(source)
+            if captured is not None:
+                value = derive(function, captured)
+                fields[name] = None if value is None else convert(str(value), types[name])
         return fields
 
     # -- whole line --------------------------------------------------------------------------

@@ -58,3 +58,24 @@ def test_caret_points_where_matching_stopped() -> None:
     pattern = regex.compile(r"Running: (?P<r>[0-9]+) reqs, Waiting: (?P<w>[0-9]+) reqs")
     text = "Running: 3 reqs, Swapped: 0 reqs"
     assert matched_prefix(pattern, text, full=True) == len("Running: 3 reqs, ")
+
+
+@pytest.mark.parametrize(("function", "text", "want"), [
+    ("count", "1, 2, 4, 8", 4),
+    ("count", "", 0),
+    ("duration", "00:04", 4.0),
+    ("duration", "01:22", 82.0),
+    ("duration", "1:02:03", 3723.0),
+    ("duration", "soon", None),
+])
+def test_derive_functions(function: str, text: str, want: object) -> None:
+    from logparse.parse import derive
+
+    assert derive(function, text) == want
+
+
+def test_field_types_cannot_conflict_across_files(tmp_path: Path) -> None:
+    bad = tmp_path / "conflict.toml"
+    bad.write_text('[kinds.engine_stats]\ngen_tps = "int"\n')
+    _, problems = check_files([bad])
+    assert any("declared 'float' elsewhere" in p for p in problems), problems
