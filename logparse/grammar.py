@@ -42,6 +42,7 @@ COMMON_FIELDS: dict[str, FieldType] = {
 }
 # Named groups with a meaning for the parser itself rather than a field of the kind.
 ENVELOPE_GROUPS = frozenset({"ts", "level", "rank", "pid", "body", "pre", "wrapper_ts"})
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # Functions a rule's `derive` table may apply to a captured group ("count:sizes").
 DERIVE_FUNCTIONS = frozenset({"count", "duration"})
 REGEX_FLAGS = regex.ASCII | regex.V0
@@ -92,6 +93,7 @@ class Envelope(_Matchable):
     file: Path
     fallback: bool = False
     distinctive: bool = False
+    untyped: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,11 @@ class Rule(_Matchable):
     constants: Mapping[str, Any] = field(default_factory=dict)
     types: Mapping[str, FieldType] = field(default_factory=dict)
     derive: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def templates(self) -> dict[str, str]:
+        """Constants that name captured fields, e.g. `what = "compile_graph: {shape}"`."""
+        return {k: v for k, v in self.constants.items() if isinstance(v, str) and _PLACEHOLDER.search(v)}
 
     def field_names(self) -> tuple[str, ...]:
         """Fields this rule can produce: named groups (not `_private` ones), constants, derived."""
@@ -344,7 +351,8 @@ class _Loader:
             return None
         return Envelope(name=name, engine=engine, source=item["regex"], regex=compiled, samples=samples,
                         file=path, fallback=bool(item.get("fallback", False)),
-                        distinctive=bool(item.get("distinctive", False)))
+                        distinctive=bool(item.get("distinctive", False)),
+                        untyped=bool(item.get("untyped", False)))
 
     def _load_rule(self, path: Path, engine: str, i: int, item: dict[str, Any],
                    defs: Mapping[str, str]) -> Rule | None:
@@ -414,6 +422,11 @@ class _Loader:
                              "(or in a [kinds.NAME] table of this file)")
                 continue
             schema = self.kinds[rule.kind]
+            for name, template in rule.templates.items():
+                missing = [f for f in _PLACEHOLDER.findall(template) if f not in rule.regex.groupindex]
+                if missing:
+                    self.problem(rule.file, where, f"set {name} = {template!r} names {missing}, "
+                                 "which are not named groups of the regex")
             for fname in rule.field_names():
                 if fname not in schema and fname not in rule.types:
                     self.problem(rule.file, where, f"field {fname!r} is not a field of kind {rule.kind!r}; "

@@ -82,12 +82,20 @@ def derive(function: str, text: str) -> Any:
     return None
 
 
+_TEMPLATE_FIELD = re.compile(r"\{(\w+)\}")
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
 @dataclass(frozen=True)
 class LineFrame:
     """What the wrapper and envelope layers found around a body."""
 
     envelope: str
     body: str
+    untyped: bool
     ts: str | None
     level: str | None
     rank: str | None
@@ -106,6 +114,16 @@ class LineParser:
         }
         self._regular = [r for r in self.engine.rules if not r.fallback]
         self._fallback = [r for r in self.engine.rules if r.fallback]
+        # First anchor -> positions of the regular rules that need it, so a line only tries the
+        # rules whose anchor it contains (file order is kept).
+        by_anchor: dict[str, list[int]] = {}
+        self._unanchored: list[int] = []
+        for i, rule in enumerate(self._regular):
+            if rule.anchors:
+                by_anchor.setdefault(rule.anchors[0], []).append(i)
+            else:
+                self._unanchored.append(i)
+        self._anchor_index = [(anchor, tuple(ids)) for anchor, ids in by_anchor.items()]
 
     # -- layers ------------------------------------------------------------------------------
     def envelope(self, line: str) -> LineFrame:
@@ -137,8 +155,8 @@ class LineParser:
             if groups.get("pid") is not None:
                 pid = int(groups["pid"])
             ts = groups.get("ts") or groups.get("wrapper_ts") or wrapper_ts
-            return LineFrame(env.name, groups["body"] or "", ts, groups.get("level"), rank, pid)
-        return LineFrame("", text, wrapper_ts, None, rank, pid)
+            return LineFrame(env.name, groups["body"] or "", env.untyped, ts, groups.get("level"), rank, pid)
+        return LineFrame("", text, False, wrapper_ts, None, rank, pid)
 
     def _peel(self, text: str) -> tuple[str, str | None, str | None, int | None]:
         peeled = peel(self.grammar.wrappers, text)
@@ -146,11 +164,23 @@ class LineParser:
 
     def match_rules(self, env: LineFrame) -> tuple[Rule, dict[str, Any]] | None:
         """The first rule whose regex matches the whole body, with its converted fields."""
-        for group in (self._regular, self._fallback):
-            for rule in group:
-                fields = self.try_rule(rule, env)
-                if fields is not None:
-                    return rule, fields
+        if env.untyped:
+            return None
+        body = env.body
+        positions = [i for anchor, ids in self._anchor_index if anchor in body for i in ids]
+        if self._unanchored:
+            positions.extend(self._unanchored)
+        if len(positions) > 1:
+            positions.sort()
+        regular = self._regular
+        for i in positions:
+            fields = self.try_rule(regular[i], env)
+            if fields is not None:
+                return regular[i], fields
+        for rule in self._fallback:
+            fields = self.try_rule(rule, env)
+            if fields is not None:
+                return rule, fields
         return None
 
     def try_rule(self, rule: Rule, env: LineFrame) -> dict[str, Any] | None:
@@ -172,6 +202,8 @@ class LineParser:
             if value is None or name not in types:
                 continue
             fields[name] = convert(value, types[name])
+        for name, template in rule.templates.items():
+            fields[name] = _TEMPLATE_FIELD.sub(lambda t: _text(fields.get(t[1])), template).rstrip(": ")
         for name, (function, source) in rule.derive.items():
             captured = m.group(source)
             if captured is not None:
