@@ -6,7 +6,9 @@ from typing import Any
 
 import polars as pl
 
-from logparse.ingest import IngestResult
+from logparse.drift import drift_facts, render_drift
+from logparse.escape import for_terminal
+from logparse.pipeline import IngestResult
 
 
 def first_value(tables: Mapping[str, pl.DataFrame], kind: str, column: str, *,
@@ -89,6 +91,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
             "invalid_utf8_lines": result.stats.invalid_utf8_lines,
             "nul_lines": result.stats.nul_lines,
             "truncated_last_line": result.stats.truncated_last_line,
+            "long_lines": result.stats.long_lines,
             "longest_line": result.stats.longest_line,
             "notes": list(result.stats.notes),
         },
@@ -112,6 +115,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
             "warnings": _count_rows(t, "warning"),
         },
         "warnings_by_category": by_category,
+        **drift_facts(result),
     }
 
 
@@ -161,11 +165,12 @@ def render_headline(facts: Mapping[str, Any]) -> str:
     if notes:
         rows.append(("input", "; ".join(notes)))
     width = max(len(k) for k, _ in rows)
-    out = [f"{k:<{width}}  {v}" for k, v in rows]
+    out = [f"{k:<{width}}  {for_terminal(v)}" for k, v in rows]  # values hold text from the log
     kinds = facts["lines_per_kind"]
     if kinds:
         out.append("")
         out.append("lines per kind")
         kw = max(len(k) for k in kinds)
-        out.extend(f"  {k:<{kw}}  {v:>10,}" for k, v in kinds.items())
+        out.extend(f"  {for_terminal(k):<{kw}}  {v:>10,}" for k, v in kinds.items())
+    out.extend(render_drift(facts))
     return "\n".join(out)

@@ -13,6 +13,7 @@ import polars as pl
 
 from logparse.detect import HEAD_LINES, detect_engine
 from logparse.errors import InputError
+from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
 from logparse.parse import LineParser
 from logparse.reader import ReadStats, describe, read_lines
@@ -31,6 +32,7 @@ class IngestResult:
     tables: dict[str, pl.DataFrame]
     stats: ReadStats
     counts: dict[str, int] = field(default_factory=dict)
+    grammar: Grammar | None = field(default=None, repr=False)  # the grammar the log was read with
 
     def __getitem__(self, kind: str) -> pl.DataFrame:
         return self.tables[kind]
@@ -91,7 +93,7 @@ def ingest(
             on_event(event)
     tables = builder.finish(year=year, fallback_time=_mtime(path))
     return IngestResult(source=name, engine=chosen, scores=scores, tables=tables, stats=stats,
-                        counts=dict(builder.counts))
+                        counts=dict(builder.counts), grammar=grammar)
 
 
 def _choose_engine(grammar: Grammar, engine: str, lines: Iterator[tuple[int, str]],
@@ -111,7 +113,7 @@ def _choose_engine(grammar: Grammar, engine: str, lines: Iterator[tuple[int, str
     if not head:
         # An empty log has no engine to find; any grammar gives the same (empty) tables.
         return sorted(grammar.engines)[0], {}, iter(())
-    chosen, scores = detect_engine(grammar, [text for _, text in head], name=name)
+    chosen, scores = detect_engine(grammar, [text for _, text in head], name=for_terminal(name))
     return chosen, scores, itertools.chain(head, lines)
 
 

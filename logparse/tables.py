@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import secrets
 import shutil
-import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from logparse.errors import InputError
+from logparse.escape import for_terminal
 from logparse.grammar import COMMON_FIELDS, FieldType, Grammar
 from logparse.timeparse import parse_times
 
@@ -92,33 +93,86 @@ class TableBuilder:
 
 
 def write_tables(tables: Mapping[str, pl.DataFrame], out: Path, *, force: bool = False) -> list[Path]:
-    """Write `out/<kind>.parquet` for each table, atomically; refuse to clobber foreign folders."""
-    prepare_out_dir(out, force=force)
-    written = []
-    for kind, frame in tables.items():
-        target = out / f"{kind}.parquet"
-        fd, tmp = tempfile.mkstemp(prefix=f".{kind}.", suffix=".parquet.tmp", dir=out)
-        os.close(fd)
-        try:
-            frame.write_parquet(tmp, compression="zstd", row_group_size=CHUNK_ROWS * 2)
-            os.replace(tmp, target)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        written.append(target)
-    for stale in out.glob("*.parquet"):
-        if stale.stem not in tables and (out / MARKER_FILE).exists():
-            stale.unlink()
-    return written
+    """Write `out/<kind>.parquet` for each table, atomically; refuse to clobber foreign folders.
+
+    All tables are written into a temporary folder beside `out`, which then takes `out`'s place, so
+    an interrupted run leaves the previous output as it was. Files in `out` that are not tables
+    logparse wrote (e.g. the user's notes) are carried over.
+    """
+    _check_out_dir(out, force=force)
+    target = Path(os.path.abspath(out))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _sibling(target, "tmp")
+    tmp.mkdir()  # honours the umask, as a plain mkdir of `out` would
+    try:
+        for kind, frame in tables.items():
+            frame.write_parquet(tmp / f"{kind}.parquet", compression="zstd", row_group_size=CHUNK_ROWS * 2)
+        (tmp / MARKER_FILE).write_text("written by logparse\n", encoding="utf-8")
+        _swap_into_place(tmp, target, set(tables))
+    finally:
+        remove_tree(tmp)
+    return [out / f"{kind}.parquet" for kind in tables]
+
+
+def _swap_into_place(tmp: Path, out: Path, kinds: set[str]) -> None:
+    """Make the finished folder `tmp` the new `out`, keeping what the user put in the old one."""
+    if not out.exists() and not out.is_symlink():
+        os.rename(tmp, out)
+        return
+    ours = (out / MARKER_FILE).exists()
+
+    def carried(entry: Path) -> bool:
+        if entry.name == MARKER_FILE or (entry.suffix == ".parquet" and (ours or entry.stem in kinds)):
+            return False  # our marker, and tables (stale ones of an earlier run go too)
+        return True
+
+    if out.is_symlink() or not out.is_dir():
+        _replace_files(tmp, out, carried)
+        return
+    old = _sibling(out, "old")
+    try:
+        os.rename(out, old)
+    except OSError:
+        _replace_files(tmp, out, carried)  # e.g. `out` is a mount point: file by file instead
+        return
+    try:
+        os.rename(tmp, out)
+    except BaseException:
+        os.replace(old, out)
+        raise
+    for entry in sorted(old.iterdir()):
+        if carried(entry) and not (out / entry.name).exists():
+            os.rename(entry, out / entry.name)
+    remove_tree(old)
+
+
+def _sibling(out: Path, tag: str) -> Path:
+    """A fresh hidden name beside `out` (same file system, so renames are atomic)."""
+    while True:
+        path = out.parent / f".{out.name}.{secrets.token_hex(4)}.logparse-{tag}"
+        if not path.exists():
+            return path
+
+
+def _replace_files(tmp: Path, out: Path, carried: Callable[[Path], bool]) -> None:
+    for entry in out.iterdir():
+        if not carried(entry) and entry.is_file():
+            entry.unlink()
+    for entry in tmp.iterdir():
+        os.replace(entry, out / entry.name)
+
+
+def _check_out_dir(out: Path, *, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{for_terminal(str(out))}: exists and is not a folder")
+    if out.exists() and any(out.iterdir()) and not (out / MARKER_FILE).exists() and not force:
+        raise InputError(f"{for_terminal(str(out))}: folder is not empty and was not written by logparse; "
+                         "choose another --out or pass --force")
 
 
 def prepare_out_dir(out: Path, *, force: bool = False) -> None:
     """Create `out`, or accept it if empty or written by logparse before (or `force`)."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{out}: exists and is not a folder")
-    if out.exists() and any(out.iterdir()) and not (out / MARKER_FILE).exists() and not force:
-        raise InputError(f"{out}: folder is not empty and was not written by logparse; "
-                         "choose another --out or pass --force")
+    _check_out_dir(out, force=force)
     out.mkdir(parents=True, exist_ok=True)
     (out / MARKER_FILE).write_text("written by logparse\n", encoding="utf-8")
 

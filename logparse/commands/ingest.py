@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from logparse.commands.options import engine_option, grammar_options
+from logparse.escape import for_terminal, json_line
 from logparse.headline import headline, render_headline
 from logparse.pipeline import ingest
 from logparse.tables import write_tables
@@ -22,7 +23,7 @@ def _json_default(value: Any) -> Any:
 
 
 def _jsonl_sink(event: Mapping[str, Any]) -> None:
-    sys.stdout.write(json.dumps(event, ensure_ascii=False, default=_json_default) + "\n")
+    sys.stdout.write(json_line(event, ensure_ascii=False, default=_json_default) + "\n")
 
 
 @click.command("ingest")
@@ -56,7 +57,7 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
                 click.echo("")
             click.echo(render_headline(facts))
         elif fmt == "jsonl":
-            click.echo(f"{result.source}: {result.lines:,} events ({result.engine}, coverage "
+            click.echo(f"{for_terminal(result.source)}: {result.lines:,} events ({result.engine}, coverage "
                        f"{result.coverage:.1%})", err=True)
     if fmt == "json":
         payload = summaries[0] if len(summaries) == 1 else summaries

@@ -45,6 +45,10 @@ def run_params(draw: st.DrawFn) -> RunParams:
             noise=draw(st.sampled_from([0.0, 0.02, 0.06])),
             spec_accept_len=draw(st.sampled_from([1.05, 1.8, 2.9])) if k else None,
             spec_jitter=0.05 if k else 0.0,
+            stall_s=draw(st.sampled_from([0.0, 0.0, 3.0])),
+            preemptions=draw(st.sampled_from([(), (), (12.0,)])),
+            oom_retries=draw(st.sampled_from([0, 0, 5])) if era != "0.5.14" else 0,
+            jit_compiles=draw(st.sampled_from([0, 2])),
         ))
     return RunParams(engine=engine, era=era, seed=draw(st.integers(0, 10_000)), tp=draw(st.sampled_from([1, 2])),
                      spec_tokens=k, startup=STARTUP, phases=tuple(phases), style=LogStyle(access_log=False))

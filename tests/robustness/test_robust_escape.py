@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,8 @@ def hostile_log(folder: Path, value: str, name: str = "server.log") -> Path:
         f"INFO 06-05 14:58:50 [x.py:1] HOSTILE model={value}|version={value}",
         f"WARNING 06-05 14:58:51 [x.py:1] HOSTILE warning={value}",
         STATS.format(rank=f"Engine{value}"),
-        *[f"INFO 06-05 14:58:5{i} [loggers.py:1] Engine 000: Avg prompt throughput: {value}" for i in range(3)],
+        *[f"INFO 06-05 14:58:5{i} [loggers.py:1] Engine 000: Avg prompt throughput: {value}"
+          for i in range(3)],
         f"{value} lost line {CLEAR}",
     ]
     path = folder / name
@@ -78,19 +80,23 @@ def test_ansi_from_a_log_never_reaches_the_terminal(tmp_path: Path, rules: Path)
     result = run("ingest", str(log), "--patterns", str(rules))
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
-    # the values were printed, visibly escaped: model, version, ranks, warning category, file name, drift
-    assert "model        \\x1b]0;pwned\\x07\\x1b[2J" in result.output
-    assert "engine       vllm \\x1b]0;pwned" in result.output
-    assert f"log          {tmp_path}/evil\\x1b]0;pwned\\x07.log" in result.output
-    assert "\\x1b]0;pwned\\x07\\x1b[2J 1" in result.output  # the warning category
-    assert "closest rule:" in result.output and "\\x1b]" in result.output.split("closest rule:")[1]
+    # the values were printed, visibly escaped: file name, version, model, ranks, warning category, drift
+    rows = dict(re.split(r"\s{2,}", line, maxsplit=1) for line in result.output.splitlines()
+                if line[:1].strip() and "  " in line)
+    shown = "\\x1b]0;pwned\\x07"  # CSI sequences are already removed from a body before it is read
+    assert rows["log"] == f"{tmp_path}/evil{shown}.log"
+    assert rows["engine"] == f"vllm {shown}"
+    assert rows["model"] == shown and rows["ranks"] == f"Engine{shown}" and rows["warnings"] == f"{shown} 1"
+    assert f"closest rule: engine_stats_v1 (matched up to 'Engine 000: Avg prompt throughput: ', " \
+           f"stopped at '{shown}" in result.output
 
     for args in (["--format", "jsonl"], ["--format", "json"]):
         result = run("ingest", str(log), "--patterns", str(rules), *args)
         assert result.exit_code == 0
         assert not unsafe_in(result.output)
-    model = json.loads(result.stdout)["model"]
-    assert model == evil  # JSON carries the exact value, escaped as \u001b
+    facts = json.loads(result.stdout)
+    assert facts["model"] == TITLE and facts["source"] == str(log)  # the exact values, escaped as \u001b
+    assert facts["drift"][0]["stopped_at"].startswith(TITLE)
 
     for args in ([], ["--rule"], ["--format", "json"]):
         result = run("unknown", str(log), *args)

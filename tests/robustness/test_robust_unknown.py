@@ -28,7 +28,8 @@ def most_unparsed(engine: str) -> Path:
     labels = REAL_LOGS / engine / "labels.jsonl"
     if not labels.exists():
         pytest.skip(f"{labels} is not here")
-    totals = [json.loads(line) for line in labels.read_text(encoding="utf-8").splitlines() if '"totals"' in line]
+    rows = labels.read_text(encoding="utf-8").splitlines()
+    totals = [json.loads(line) for line in rows if '"totals"' in line]
     best = max(totals, key=lambda t: (t["totals"].get("unparsed", 0), t["file"]))
     return REAL_LOGS / engine / best["file"]
 

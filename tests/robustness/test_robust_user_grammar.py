@@ -83,7 +83,8 @@ def test_user_rule_gives_a_typed_column(future_log: Path, user_rules: Path, tmp_
     check = run("patterns", "check", str(user_rules))
     assert check.exit_code == 0, check.output
     out = tmp_path / "out"
-    result = run("ingest", str(future_log), "--patterns", str(user_rules), "--out", str(out), "--format", "json")
+    result = run("ingest", str(future_log), "--patterns", str(user_rules), "--out", str(out),
+                 "--format", "json")
     assert result.exit_code == 0, result.output
     facts = json.loads(result.stdout)
     assert facts["lines_per_kind"] == {"decode_batch": 6} and facts["drift"] == []
@@ -107,4 +108,5 @@ def test_a_broken_user_rule_is_refused_with_the_check_message(future_log: Path, 
     bad.write_text(USER_RULES.replace("evicted_req = 3", "evicted_req = 4"), encoding="utf-8")
     result = run("patterns", "check", str(bad))
     assert result.exit_code == 1
-    assert 'rule "decode_batch_future", sample 1' in result.output and "evicted_req = 3, expected 4" in result.output
+    assert 'rule "decode_batch_future", sample 1' in result.output
+    assert "evicted_req = 3, expected 4" in result.output
