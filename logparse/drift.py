@@ -1,0 +1,201 @@
+"""Coverage per rule family, and warnings that a log looks newer than the grammars.
+
+Engines reword their lines every few releases. A rule matches the *whole* body, so a line of a
+new version (one more field, `,` for `.`) becomes `unparsed` rather than half-read. Such lines
+still carry the anchors of the rule that used to read them (`Decode batch`,
+`Avg prompt throughput`); many unparsed lines sharing a known anchor are the sign of version drift,
+and the rule whose regex gets furthest along them is the one to copy and extend.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from logparse.check import matched_prefix
+from logparse.escape import for_terminal
+from logparse.grammar import Grammar, Rule, load_grammar
+from logparse.parse import UNPARSED, LineParser
+
+if TYPE_CHECKING:
+    from logparse.pipeline import IngestResult
+
+MIN_LINES = 3  # unparsed lines sharing an anchor before it is called drift
+EXAMPLES = 5  # bodies per anchor on which the closest rule is measured
+BODY_LIMIT = 4096  # characters of a body given to `matched_prefix` (it bisects with partial matches)
+CONTEXT = 40
+
+
+@dataclass(frozen=True)
+class DriftWarning:
+    """Unparsed lines that contain a known anchor, and the rule that came closest to reading them."""
+
+    anchor: str
+    lines: int
+    first_line: int
+    closest_rule: str | None
+    matched: int  # characters of the example body the closest rule could still match
+    matched_text: str  # the end of that matched prefix
+    stopped_at: str  # what follows it
+    example_line: int
+
+    @property
+    def message(self) -> str:
+        """One sentence for the headline (log text in it is escaped for a terminal)."""
+        head = f"{self.lines:,} lines contain {self.anchor!r} but match no rule"
+        if self.closest_rule is None:
+            return head
+        if not self.matched:
+            where = "matched nothing"
+        else:
+            where = f"matched up to '{for_terminal(self.matched_text)}'"
+            if self.stopped_at:
+                where += f", stopped at '{for_terminal(self.stopped_at)}'"
+        return (f"{head}; closest rule: {self.closest_rule} ({where}; line {self.example_line}); "
+                "a newer engine version? see `logparse unknown --rule`")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The warning as plain data, with its message (for `--format json`)."""
+        return {**asdict(self), "message": self.message}
+
+
+@dataclass(frozen=True)
+class FamilyCoverage:
+    """Lines of one rule family (an event kind): typed per rule (era), and near misses."""
+
+    family: str
+    typed: int
+    rules: dict[str, int]
+    near_miss: int  # unparsed lines carrying the (first) anchor of one of the family's rules
+
+    @property
+    def coverage(self) -> float:
+        """Typed lines over typed lines plus near misses."""
+        total = self.typed + self.near_miss
+        return self.typed / total if total else 1.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {**asdict(self), "coverage": self.coverage}
+
+
+def _anchored_rules(grammar: Grammar, engine: str) -> list[Rule]:
+    if engine not in grammar.engines:
+        return []
+    return [r for r in grammar.engines[engine].rules if r.anchors and r.anchors[0] and not r.fallback]
+
+
+def _anchor_sets(unparsed: pl.DataFrame, anchors: Sequence[str]) -> pl.DataFrame:
+    """Per distinct set of anchors found in raw lines: count, first line and a few example lines."""
+    found = (
+        unparsed.select(
+            "line_no", "raw",
+            pl.col("raw").str.extract_many(list(anchors), overlapping=True)
+            .list.unique().list.sort().list.join("\x00").alias("found"),
+        )
+        .filter(pl.col("found") != "")
+    )
+    return (
+        found.sort("line_no")
+        .group_by("found", maintain_order=True)
+        .agg(pl.len().alias("lines"), pl.col("line_no").first().alias("first_line"),
+             pl.col("line_no").head(EXAMPLES).alias("example_lines"),
+             pl.col("raw").head(EXAMPLES).alias("examples"))
+    )
+
+
+def analyse(result: IngestResult, *,
+            min_lines: int = MIN_LINES) -> tuple[list[FamilyCoverage], list[DriftWarning]]:
+    """Coverage per rule family and the drift warnings of an ingested log."""
+    grammar = result.grammar or load_grammar()
+    rules = _anchored_rules(grammar, result.engine)
+    typed: dict[str, dict[str, int]] = {}
+    for kind, frame in result.tables.items():
+        if kind == UNPARSED or "rule" not in frame.columns or frame.is_empty():
+            continue
+        counts = frame.group_by("rule").len().sort("rule").iter_rows()
+        typed[kind] = {str(rule): int(n) for rule, n in counts}
+    near: dict[str, int] = {}
+    groups: dict[str, dict[str, Any]] = {}
+    unparsed = result.tables.get(UNPARSED)
+    if rules and unparsed is not None and not unparsed.is_empty() and "raw" in unparsed.columns:
+        # A rule's first anchor is its name-giving text ("Decode batch"); a new version may well
+        # reword the others, so the first alone makes a line a near miss of the rule.
+        anchors = sorted({r.anchors[0] for r in rules})
+        for row in _anchor_sets(unparsed, anchors).iter_rows(named=True):
+            present = set(row["found"].split("\x00"))
+            candidates = [r for r in rules if r.anchors[0] in present]
+            if not candidates:
+                continue
+            for kind in {r.kind for r in candidates}:
+                near[kind] = near.get(kind, 0) + row["lines"]
+            key = candidates[0].anchors[0]
+            group = groups.setdefault(key, {"lines": 0, "first_line": row["first_line"], "examples": [],
+                                            "rules": []})
+            group["lines"] += row["lines"]
+            group["first_line"] = min(group["first_line"], row["first_line"])
+            group["examples"].extend(zip(row["example_lines"], row["examples"]))
+            group["rules"].extend(r for r in candidates if r not in group["rules"])
+    families = [
+        FamilyCoverage(kind, sum(typed.get(kind, {}).values()), typed.get(kind, {}), near.get(kind, 0))
+        for kind in sorted(set(typed) | set(near))
+    ]
+    parser = LineParser(grammar, result.engine) if groups else None
+    warnings = [
+        _closest(parser, anchor, g) for anchor, g in groups.items() if g["lines"] >= min_lines and parser
+    ]
+    warnings.sort(key=lambda w: (-w.lines, w.first_line))
+    return families, warnings
+
+
+def _closest(parser: LineParser, anchor: str, group: Mapping[str, Any]) -> DriftWarning:
+    best: tuple[int, Rule | None, str, int] = (-1, None, "", 0)
+    for line_no, raw in sorted(group["examples"])[:EXAMPLES]:
+        frame = parser.envelope(raw)
+        body = frame.body[:BODY_LIMIT]
+        for rule in group["rules"]:
+            if rule.anchors[0] not in body:
+                continue
+            pos = matched_prefix(rule.regex, body, full=True)
+            if pos > best[0]:
+                best = (pos, rule, body, line_no)
+    pos, rule, body, line_no = best
+    if rule is None:
+        return DriftWarning(anchor, group["lines"], group["first_line"], None, 0, "", "", group["first_line"])
+    shown = body[max(0, pos - CONTEXT):pos]
+    return DriftWarning(
+        anchor=anchor, lines=group["lines"], first_line=group["first_line"], closest_rule=rule.name,
+        matched=pos, matched_text=("…" if pos > CONTEXT else "") + shown,
+        stopped_at=body[pos:pos + CONTEXT // 2] + ("…" if len(body) > pos + CONTEXT // 2 else ""),
+        example_line=line_no,
+    )
+
+
+def drift_facts(result: IngestResult) -> dict[str, Any]:
+    """`coverage_by_family` and `drift` entries for the headline."""
+    families, warnings = analyse(result)
+    return {"coverage_by_family": [f.as_dict() for f in families],
+            "drift": [w.as_dict() for w in warnings]}
+
+
+def render_drift(facts: Mapping[str, Any]) -> list[str]:
+    """Text lines for the coverage-by-family block and the drift warnings (escaped for a terminal)."""
+    out: list[str] = []
+    families = facts.get("coverage_by_family") or []
+    if families:
+        out += ["", "coverage by rule family (typed lines per rule; near misses: unparsed lines with "
+                "a rule's anchor)"]
+        width = max(len(f["family"]) for f in families)
+        for f in families:
+            rules = ", ".join(f"{name} {n:,}" for name, n in f["rules"].items()) or "no rule matched"
+            miss = f", {f['near_miss']:,} near misses" if f["near_miss"] else ""
+            out.append(f"  {f['family']:<{width}}  {f['coverage']:>6.1%}  "
+                       f"{f['typed']:,} typed ({rules}){miss}")
+    for warning in facts.get("drift") or []:
+        out.append(f"warning: {warning['message']}")
+    return [for_terminal(line) for line in out]
+
+
+__all__ = ["DriftWarning", "FamilyCoverage", "analyse", "drift_facts", "render_drift"]

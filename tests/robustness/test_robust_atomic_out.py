@@ -1,0 +1,99 @@
+"""`--out` is replaced as a whole or not at all; foreign folders are refused unless --force."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from logparse.cli import cli
+from logparse.tables import MARKER_FILE, write_tables
+
+STATS = ("(APIServer pid=719) INFO 06-05 14:58:56 [loggers.py:271] Engine 000: Avg prompt throughput: 2870.5 "
+         "tokens/s, Avg generation throughput: 0.8 tokens/s, Running: 10 reqs, Waiting: 0 reqs, GPU KV cache "
+         "usage: 20.8%, Prefix cache hit rate: 0.0%")
+
+
+def run(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(cli, list(args))
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if ".logparse-" in p.name)
+
+
+@pytest.fixture()
+def first_output(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "server.log"
+    log.write_text(f"{STATS}\nsomething else\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert run("ingest", str(log), "--out", str(out)).exit_code == 0
+    assert sorted(os.listdir(out)) == [MARKER_FILE, "engine_stats.parquet", "unparsed.parquet"]
+    return log, out
+
+
+@pytest.mark.parametrize("error", [OSError("disk full"), KeyboardInterrupt()])
+def test_an_interrupted_write_leaves_the_previous_output_intact(
+        first_output: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    log, out = first_output
+    before = snapshot(out)
+    log.write_text(f"{STATS}\n{STATS}\nnew line\n", encoding="utf-8")
+    calls: list[str] = []
+    real_write = pl.DataFrame.write_parquet
+
+    def write_then_fail(self: pl.DataFrame, file: object, *args: object, **kwargs: object) -> None:
+        calls.append(str(file))
+        if len(calls) == 2:  # the first table is written, the second one fails half-way
+            Path(str(file)).write_bytes(b"PAR1 half a table")
+            raise error
+        real_write(self, file, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", write_then_fail)
+    result = run("ingest", str(log), "--out", str(out))
+    assert result.exit_code != 0 and len(calls) == 2
+    assert snapshot(out) == before  # old tables, byte for byte, and nothing else
+    assert leftovers(out.parent) == []
+    monkeypatch.undo()
+    assert run("ingest", str(log), "--out", str(out)).exit_code == 0
+    assert pl.read_parquet(out / "engine_stats.parquet").height == 2
+
+
+def test_a_rewrite_drops_stale_tables_and_keeps_the_users_files(first_output: tuple[Path, Path]) -> None:
+    log, out = first_output
+    (out / "notes.txt").write_text("keep me")
+    log.write_text(f"{STATS}\n", encoding="utf-8")  # no unparsed line any more
+    assert run("ingest", str(log), "--out", str(out)).exit_code == 0
+    assert sorted(os.listdir(out)) == [MARKER_FILE, "engine_stats.parquet", "notes.txt"]
+    assert (out / "notes.txt").read_text() == "keep me"
+    assert leftovers(out.parent) == []
+
+
+def test_foreign_folder_is_refused_unless_forced_and_keeps_its_files(first_output: tuple[Path, Path],
+                                                                      tmp_path: Path) -> None:
+    log, _ = first_output
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    (foreign / "data.parquet").write_bytes(b"not ours")
+    refused = run("ingest", str(log), "--out", str(foreign))
+    assert refused.exit_code == 1 and "--force" in refused.output
+    assert sorted(os.listdir(foreign)) == ["data.parquet", "notes.txt"]
+    assert run("ingest", str(log), "--out", str(foreign), "--force").exit_code == 0
+    assert sorted(os.listdir(foreign)) == [MARKER_FILE, "data.parquet", "engine_stats.parquet", "notes.txt",
+                                           "unparsed.parquet"]
+    assert (foreign / "data.parquet").read_bytes() == b"not ours"
+
+
+def test_out_inside_a_missing_folder_and_a_file_in_the_way(tmp_path: Path) -> None:
+    frame = pl.DataFrame({"line_no": [1]})
+    written = write_tables({"x": frame}, tmp_path / "a" / "b")
+    assert written == [tmp_path / "a" / "b" / "x.parquet"] and written[0].exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(Exception, match="not a folder"):
+        write_tables({"x": frame}, tmp_path / "file")
