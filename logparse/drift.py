@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from logparse.pipeline import IngestResult
 
 MIN_LINES = 3  # unparsed lines sharing an anchor before it is called drift
+MIN_MATCHED = 12  # characters the closest rule must match before a group counts as drift
 EXAMPLES = 5  # bodies per anchor on which the closest rule is measured
 BODY_LIMIT = 4096  # characters of a body given to `matched_prefix` (it bisects with partial matches)
 CONTEXT = 40
@@ -146,6 +147,9 @@ def analyse(result: IngestResult, *,
     warnings = [
         _closest(parser, anchor, g) for anchor, g in groups.items() if g["lines"] >= min_lines and parser
     ]
+    # A rule that cannot even start matching these lines says nothing about a new version of them
+    # (a short anchor such as "oading " also occurs in unrelated lines).
+    warnings = [w for w in warnings if w.closest_rule is not None and w.matched >= MIN_MATCHED]
     warnings.sort(key=lambda w: (-w.lines, w.first_line))
     return families, warnings
 

@@ -72,6 +72,12 @@ def headline(result: IngestResult) -> dict[str, Any]:
     if warnings is not None:
         grouped = warnings.group_by(pl.col("category").fill_null("other")).len().sort("len", descending=True)
         by_category = {str(row[0]): int(row[1]) for row in grouped.iter_rows()}
+    jit = t.get("jit_compile")
+    jit_by_what: dict[str, int] = {}
+    if jit is not None and "what" in jit.columns:
+        grouped = (jit.group_by(pl.col("what").fill_null("other").str.split(":").list.first())
+                   .len().sort("len", descending=True))
+        jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
     return {
         "source": result.source,
         "engine": result.engine,
@@ -111,10 +117,11 @@ def headline(result: IngestResult) -> dict[str, Any]:
             "oom_recovered": _count_rows(t, "oom", pl.col("recovered").fill_null(False)),
             "preemptions": max(preemptions, int(stats_preempt or 0)),
             "retractions": retractions,
-            "jit_compiles": _count_rows(t, "jit_compile"),
+            "jit_lines": _count_rows(t, "jit_compile"),
             "warnings": _count_rows(t, "warning"),
         },
         "warnings_by_category": by_category,
+        "jit_by_what": jit_by_what,
         **drift_facts(result),
     }
 
@@ -129,6 +136,10 @@ def _fmt(value: Any, unit: str = "") -> str:
     else:
         text = str(value)
     return f"{text} {unit}".rstrip()
+
+
+def _breakdown(counts: Mapping[str, int]) -> str:
+    return f" ({', '.join(f'{k} {v}' for k, v in counts.items())})" if counts else ""
 
 
 def render_headline(facts: Mapping[str, Any]) -> str:
@@ -150,7 +161,7 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("OOM", f"{c['oom']} ({c['oom_recovered']} recovered)"),
         ("preemptions", str(c["preemptions"])),
         ("retractions", str(c["retractions"])),
-        ("JIT compiles", str(c["jit_compiles"])),
+        ("JIT/compile", f"{c['jit_lines']} lines" + _breakdown(facts["jit_by_what"])),
         ("warnings", ", ".join(f"{k} {v}" for k, v in facts["warnings_by_category"].items()) or "0"),
     ]
     inp = facts["input"]
