@@ -1,10 +1,10 @@
-# make demo / make test work on a fresh clone: each creates .venv and installs the project.
+# `make demo` and `make test` work on a fresh clone: each creates .venv and installs logparse.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv bench reports clean check
+.PHONY: demo test check venv browser reports bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,15 +14,31 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+## demo: ingest the bundled GPUStack-mirror fixture, then print its post-mortem
 demo: $(STAMP)
 	$(PY) -m logparse ingest fixtures/vllm/gpustack-64k.log --out .demo-out
+	$(PY) -m logparse summary fixtures/vllm/gpustack-64k.log
 
-test: $(STAMP)
+## test: grammar check and the whole suite (installs Debian chromium for the report's browser test)
+test: $(STAMP) browser
 	$(PY) -m logparse patterns check
 	$(PY) -m pytest -q
 
 check: $(STAMP)
 	$(PY) -m logparse patterns check
+
+# The HTML report is checked in a real headless browser; install it when missing and possible.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium for the browser test..."; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "chromium could not be installed: the browser test will be skipped"; \
+	  else echo "chromium missing and not root: the browser test will be skipped"; fi; }
+
+## reports: regenerate reports/ from the GPUStack-mirror fixtures
+reports: $(STAMP)
+	$(PY) -m logparse.report.examples
 
 clean:
 	rm -rf $(VENV) .demo-out .pytest_cache
