@@ -202,7 +202,20 @@ def test_prefill_chunks_follow_requests_through_packed_batches() -> None:
 def test_phase_input_takes_cached_tokens_and_retractions_into_account() -> None:
     lines = _prefill_lines([(1, 60, 40, 0, 1.0), (1, 100, 0, 1, 1.0), (1, 100, 0, 2, 1.0)])
     assert phase_input_exact(prefill_chunks(lines)) == (100, 3)
-    assert phase_input_exact(prefill_chunks(lines), retracted=1, tokens_gained=100) == (100, 2)
+    def retraction(line: int, gained: int | None) -> pl.DataFrame:
+        return pl.DataFrame({"line_no": [line], "count": [1], "tokens_gained": [gained]},
+                            schema={"line_no": pl.Int64, "count": pl.Int64, "tokens_gained": pl.Int64})
+
+    # unknown re-prefilled tokens: only the lines before the retraction
+    assert phase_input_exact(prefill_chunks(lines), retractions=retraction(3, None)) == (100, 2)
+    assert phase_input_exact(prefill_chunks(lines), retractions=retraction(1, None)) == (None, 0)
+    # a request retracted with 120 tokens and prefilled again in a fourth line
+    again = _prefill_lines([(1, 60, 40, 0, 1.0), (1, 100, 0, 1, 1.0), (1, 100, 0, 2, 1.0), (1, 120, 0, 2, 1.0)])
+    again = again.with_columns(pl.Series("line_no", [1, 2, 3, 5]))   # the retraction is line 4
+    breaks = pl.DataFrame({"series": [0], "line_no": [4], "retracted": [1]})
+    chunks = prefill_chunks(again, breaks=breaks)
+    assert chunks.get_column("completes").to_list() == [1, 1, 1, 1]
+    assert phase_input_exact(chunks, retractions=retraction(4, 120)) == (100, 3)
 
 
 def test_analyze_end_to_end_on_tables() -> None:
@@ -272,3 +285,17 @@ def test_unknown_engine_is_an_input_error() -> None:
 
     with pytest.raises(InputError):
         analyze({}, engine="tgi")
+
+
+def test_sglang_dp_ranks_are_added_up_across_time() -> None:
+    # two DP groups printing at different seconds; their latest lines are summed at each instant
+    rows = [(10, "DP0 TP0", 100.0), (11, "DP1 TP1", 80.0), (13, "DP0 TP0", 110.0), (14, "DP1 TP1", 90.0)]
+    decode = pl.DataFrame({
+        "line_no": [r[0] for r in rows], "time": [at(r[0]) for r in rows], "rank": [r[1] for r in rows],
+        "running_req": [4] * 4, "num_token": [1000] * 4, "token_usage": [0.1] * 4,
+        "gen_tps": [r[2] for r in rows], "queue_req": [0] * 4,
+    }, schema_overrides={"time": pl.Datetime("us")})
+    samples = decode_samples(rank_samples({"decode_batch": decode}, engine="sglang"))
+    assert samples.get_column("gen_tps").to_list() == [180.0, 190.0, 200.0]
+    assert samples.get_column("running").to_list() == [8, 8, 8]
+    assert samples.get_column("n_series").to_list() == [2, 2, 2]

@@ -1,0 +1,122 @@
+"""`logparse summary`, `logparse windows`, `logparse compare`: the post-mortem commands."""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from logparse.commands.options import engine_option, grammar_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def analysis_options(func: F) -> F:
+    """`--concurrency`, `--idle-gap`, `--min-samples`, `--min-duration`."""
+    func = click.option("--min-duration", type=click.FloatRange(min=0), default=20.0, show_default=True,
+                        help="A stable window shorter than this (s) is reported as too short to trust.")(func)
+    func = click.option("--min-samples", type=click.IntRange(min=1), default=3, show_default=True,
+                        help="A stable window with fewer samples is reported as too short to trust.")(func)
+    func = click.option("--idle-gap", type=click.FloatRange(min=0, min_open=True), default=None,
+                        help="Silence (s) read as idle between phases [default: a few stats intervals].")(func)
+    return click.option("--concurrency", "-n", type=click.IntRange(min=1), default=None,
+                        help="N, the requests of every phase [default: the plateau of running requests].")(func)
+
+
+def out_option(func: F) -> F:
+    """`--out DIR` and `--force`."""
+    func = click.option("--force", is_flag=True, help="Write into a non-empty --out folder logparse did not create.")(func)
+    return click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
+                        help="Also write the tables as DIR/<table>.parquet.")(func)
+
+
+def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None, opts: dict[str, Any]) -> Any:
+    from logparse.analysis.analyze import analyze_log
+    from logparse.errors import LogparseError
+
+    try:
+        return analyze_log(log, engine=engine, year=year, patterns=patterns, **opts)
+    except LogparseError:
+        raise
+    except Exception as exc:  # a bug: say so in one line instead of a traceback
+        if os.environ.get("LOGPARSE_DEBUG"):
+            raise
+        raise click.ClickException(f"{log}: internal error while analysing ({type(exc).__name__}: {exc}); "
+                                   "set LOGPARSE_DEBUG=1 for the traceback") from None
+
+
+def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float) -> dict[str, Any]:
+    return {"concurrency": concurrency, "idle_gap_s": idle_gap, "min_samples": min_samples,
+            "min_duration_s": min_duration}
+
+
+@click.command("summary", short_help="Post-mortem of one log.")
+@click.argument("log", metavar="LOG")
+@engine_option
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@out_option
+@analysis_options
+@grammar_options
+def summary_command(log: str, engine: str, as_json: bool, out: Path | None, force: bool,
+                    concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
+                    patterns: tuple[Path, ...], year: int | None) -> None:
+    """Post-mortem of LOG: startup, phases, stable decode windows, prefill, spec decoding, diagnostics."""
+    from logparse.analysis.summary import render_summary, summary_dict
+    from logparse.tables import write_tables
+
+    analysis = _analyze(log, engine, patterns, year, _opts(concurrency, idle_gap, min_samples, min_duration))
+    summary = summary_dict(analysis)
+    if out is not None:
+        write_tables(analysis.frames(), out, force=force)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    click.echo(json.dumps(summary, indent=2) if as_json else render_summary(summary))
+
+
+@click.command("windows", short_help="Phases and stable decode windows.")
+@click.argument("log", metavar="LOG")
+@engine_option
+@click.option("--json", "as_json", is_flag=True, help="Print the phases (with their windows) as JSON.")
+@out_option
+@analysis_options
+@grammar_options
+def windows_command(log: str, engine: str, as_json: bool, out: Path | None, force: bool,
+                    concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
+                    patterns: tuple[Path, ...], year: int | None) -> None:
+    """The phases of LOG and the stretch of each in which all N requests decode undisturbed."""
+    from logparse.analysis.summary import render_windows, summary_dict
+    from logparse.tables import write_tables
+
+    analysis = _analyze(log, engine, patterns, year, _opts(concurrency, idle_gap, min_samples, min_duration))
+    summary = summary_dict(analysis)
+    if out is not None:
+        write_tables({k: v for k, v in analysis.frames().items() if k in ("samples", "phases", "windows")},
+                     out, force=force)
+    click.echo(json.dumps(summary["phases"], indent=2) if as_json else render_windows(summary))
+
+
+@click.command("compare", short_help="Side-by-side table of several logs.")
+@click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+@engine_option
+@click.option("--json", "as_json", is_flag=True, help="Print the rows and degradation ratios as JSON.")
+@out_option
+@analysis_options
+@grammar_options
+def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path | None, force: bool,
+                    concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
+                    patterns: tuple[Path, ...], year: int | None) -> None:
+    """Stable decode throughput of each LOG side by side, with degradation ratios per engine."""
+    from logparse.analysis.compare import compare_degradation, compare_rows, render_compare
+    from logparse.tables import write_tables
+
+    opts = _opts(concurrency, idle_gap, min_samples, min_duration)
+    rows = compare_rows([_analyze(log, engine, patterns, year, opts) for log in logs])
+    degr = compare_degradation(rows)
+    if out is not None:
+        write_tables({"compare": rows, "degradation": degr}, out, force=force)
+    if as_json:
+        click.echo(json.dumps({"rows": rows.to_dicts(), "degradation": degr.to_dicts()}, indent=2, default=str))
+    else:
+        click.echo(render_compare(rows, degr))

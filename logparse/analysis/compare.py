@@ -1,0 +1,145 @@
+"""Compare several logs side by side: stable decode throughput and its degradation with context."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from logparse.analysis.analyze import Analysis
+from logparse.analysis.degradation import degradation
+from logparse.analysis.text import fmt, render_table, tokens_label
+
+COMPARE_SCHEMA: dict[str, pl.DataType] = {
+    "source": pl.String(),
+    "engine": pl.String(),
+    "phase": pl.Int64(),
+    "input_tokens": pl.Int64(),
+    "input_tokens_estimated": pl.Boolean(),
+    "input_label": pl.String(),
+    "concurrency": pl.Int64(),
+    "samples": pl.Int64(),
+    "duration_s": pl.Float64(),
+    "gen_tps_mean": pl.Float64(),
+    "gen_tps_min": pl.Float64(),
+    "gen_tps_max": pl.Float64(),
+    "per_request_tps": pl.Float64(),
+    "per_request_tps_peak": pl.Float64(),
+    "ms_per_token": pl.Float64(),
+    "cv": pl.Float64(),
+    "trusted": pl.Boolean(),
+    "note": pl.String(),
+}
+
+
+def compare_rows(analyses: Sequence[Analysis], *, tolerance: float = 0.1) -> pl.DataFrame:
+    """One row per (log, phase): input length, N and the stable window's throughput.
+
+    Phases without a stable window keep a row with null throughput and the reason in ``note``.
+    ``input_label`` groups input lengths within `tolerance` of each other (an estimated vLLM
+    input and an exact SGLang one of the same benchmark get the same label).
+    """
+    rows = []
+    for a in analyses:
+        windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
+        reasons = {r["phase"]: r["reason"] for r in a.no_window.iter_rows(named=True)}
+        for ph in a.phases.iter_rows(named=True):
+            w = windows.get(ph["phase"], {})
+            rows.append({
+                "source": a.source, "engine": a.engine, "phase": ph["phase"],
+                "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
+                "input_label": None, "concurrency": ph["concurrency"],
+                **{k: w.get(k) for k in ("samples", "duration_s", "gen_tps_mean", "gen_tps_min", "gen_tps_max",
+                                         "per_request_tps", "per_request_tps_peak", "ms_per_token", "cv")},
+                "trusted": w.get("trusted"),
+                "note": w.get("note") if w else f"no stable window: {reasons.get(ph['phase'], '?')}",
+            })
+    frame = pl.DataFrame(rows, schema=COMPARE_SCHEMA, orient="row")
+    return frame.with_columns(pl.Series("input_label", _labels(frame, tolerance), dtype=pl.String))
+
+
+def _labels(frame: pl.DataFrame, tolerance: float) -> list[str | None]:
+    values = sorted({v for v in frame.get_column("input_tokens").to_list() if v is not None})
+    buckets: list[list[int]] = []
+    for v in values:
+        if buckets and v <= buckets[-1][0] * (1 + tolerance):
+            buckets[-1].append(v)
+        else:
+            buckets.append([v])
+    exact = set(frame.filter(~pl.col("input_tokens_estimated").fill_null(True)).get_column("input_tokens").to_list())
+    label_of: dict[int, str] = {}
+    for bucket in buckets:
+        anchor = next((v for v in bucket if v in exact), None)
+        label = tokens_label(anchor) if anchor is not None else tokens_label(bucket[0], estimated=True)
+        label_of.update({v: label for v in bucket})
+    return [None if v is None else label_of[v] for v in frame.get_column("input_tokens").to_list()]
+
+
+def compare_degradation(rows: pl.DataFrame) -> pl.DataFrame:
+    """Degradation ratios per engine across the compared logs (`degradation.DEGRADATION_SCHEMA`)."""
+    usable = rows.filter(pl.col("per_request_tps").is_not_null())
+    out = degradation(usable, by="engine", label="source")
+    return out.rename({"group": "engine"})
+
+
+def render_compare(rows: pl.DataFrame, degr: pl.DataFrame) -> str:
+    """The long table, the Core Result table (scenarios × engines) and the degradation lines."""
+    body = []
+    for r in rows.sort("engine", "input_tokens", nulls_last=True).iter_rows(named=True):
+        body.append([r["source"], r["engine"], str(r["phase"]), r["input_label"] or "-", fmt(r["concurrency"]),
+                     fmt(r["samples"]), fmt(r["gen_tps_mean"], 1),
+                     "-" if r["gen_tps_min"] is None else f"{r['gen_tps_min']:.0f}-{r['gen_tps_max']:.0f}",
+                     fmt(r["per_request_tps"], 2), fmt(r["ms_per_token"], 1),
+                     "" if r["trusted"] is None else ("yes" if r["trusted"] else "NO")])
+    out = [render_table(body, ["log", "engine", "phase", "input", "N", "samples", "stable tok/s", "min-max",
+                               "tok/s/req", "ms/tok", "trusted"], align="lllrrrrrrrl")]
+    core = core_result(rows, degr)
+    if core:
+        out += ["", "Core Result", core]
+    notes = [f"{r['source']} phase {r['phase']}: {r['note']}" for r in rows.iter_rows(named=True) if r["note"]]
+    if notes:
+        out += ["", *notes]
+    return "\n".join(out)
+
+
+def core_result(rows: pl.DataFrame, degr: pl.DataFrame) -> str | None:
+    """A scenario × engine table like a write-up's "Core Result" (None unless it is well defined:
+    at least two engines, one trusted window per engine and input length)."""
+    usable = rows.filter(pl.col("trusted").fill_null(False) & pl.col("input_label").is_not_null())
+    engines = usable.get_column("engine").unique().sort().to_list()
+    if len(engines) < 2 or usable.group_by("engine", "input_label").len().get_column("len").max() != 1:
+        return None
+    order = (usable.group_by("input_label").agg(pl.col("input_tokens").min()).sort("input_tokens")
+             .get_column("input_label").to_list())
+    table_rows = []
+    for label in order:
+        part = {r["engine"]: r for r in usable.filter(pl.col("input_label") == label).iter_rows(named=True)}
+        cells = [f"~{part[e]['gen_tps_mean']:.0f} tok/s" if e in part else "-" for e in engines]
+        table_rows.append([f"{label} stable decode (N={_ns(part)})", *cells, _leader(part, "gen_tps_mean")])
+        cells = [f"{part[e]['per_request_tps']:.1f} tok/s, {part[e]['ms_per_token']:.1f} ms" if e in part else "-"
+                 for e in engines]
+        table_rows.append([f"{label} per request", *cells, ""])
+    labels = dict(zip(usable.get_column("source").to_list(), usable.get_column("input_label").to_list()))
+    pairs = {}
+    for d in degr.iter_rows(named=True):
+        key = (labels.get(d["from_label"]), labels.get(d["to_label"]))
+        pairs.setdefault(key, {})[d["engine"]] = d
+    for (lo, hi), by_engine in pairs.items():
+        if lo is None or hi is None:
+            continue
+        cells = [f"{by_engine[e]['ratio']:.2f}x (peak/mean {by_engine[e]['ratio_peak_over_mean']:.2f}x)"
+                 if e in by_engine else "-" for e in engines]
+        best = min(by_engine, key=lambda e: by_engine[e]["ratio"]) if len(by_engine) > 1 else None
+        table_rows.append([f"decode degradation {lo}→{hi}", *cells, f"{best} scales better" if best else ""])
+    return render_table(table_rows, ["scenario", *engines, "result"], align="l" + "r" * len(engines) + "l")
+
+
+def _ns(part: dict[str, dict[str, object]]) -> str:
+    return "/".join(sorted({str(r["concurrency"]) for r in part.values()}))
+
+
+def _leader(part: dict[str, dict[str, object]], key: str) -> str:
+    if len(part) < 2:
+        return ""
+    ranked = sorted(part.items(), key=lambda kv: kv[1][key], reverse=True)  # type: ignore[arg-type, return-value]
+    (best, b), (_, second) = ranked[0], ranked[1]
+    return f"{best} leads by ~{b[key] / second[key]:.2f}x"  # type: ignore[operator]

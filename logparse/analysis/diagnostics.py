@@ -1,0 +1,306 @@
+"""Diagnostics: findings worth a line in a post-mortem, each with a stable code and a severity.
+
+| code | severity | when |
+|---|---|---|
+| `kv_pool_below_context` | warning | the KV pool holds fewer tokens than the configured context length |
+| `concurrency_above_kv_capacity` | warning / info | N requests of the phase's length overflow the pool (warning); N above the engine's own max concurrency at full length (info) |
+| `oom_retries` | warning | recovered out-of-memory events (e.g. FlashInfer autotuner falling back) |
+| `oom_fatal` | error | out-of-memory that was not recovered |
+| `runtime_jit` | warning | JIT / compile lines after the server was ready or inside a measured phase |
+| `preemptions_in_phase` | warning | vLLM `Preemptions:` / V0 preemption warnings / SGLang retractions inside a phase |
+| `spec_acceptance_collapse` | warning | speculative decoding accepts almost nothing (accept len < 1.5 or rate < 10 %) |
+| `fp8_kv_scale_default` | warning | FP8 KV cache running with the default scale 1.0 |
+| `slow_tokenizer` | warning | a slow (Python) tokenizer is in use |
+| `short_stable_window` | info | a phase has no stable window, or one too short to trust |
+| `no_decode_stats` | info | the log has no decode stats lines at all |
+| `kv_cache_overcommitted` | warning | vLLM's KV cache is larger than what its memory budget leaves (weights, activation, graphs) |
+| `max_running_requests_reduced` | info | SGLang cut max_running_requests for lack of pool capacity |
+| `error_lines` | error | the engine printed ERROR lines |
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from logparse.analysis._frames import table
+from logparse.analysis.phases import assign_phase_by_time
+
+DIAGNOSTIC_SCHEMA: dict[str, pl.DataType] = {
+    "code": pl.String(),
+    "severity": pl.String(),
+    "message": pl.String(),
+    "phase": pl.Int64(),
+    "line_no": pl.Int64(),
+    "value": pl.Float64(),
+}
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+SPEC_COLLAPSE_ACCEPT_LEN = 1.5
+SPEC_COLLAPSE_RATE = 0.10
+KV_FULL_USAGE = 0.98
+
+
+def _n(value: float | int | None, digits: int = 0) -> str:
+    if value is None:
+        return "?"
+    return f"{value:,.{digits}f}"
+
+
+def counts(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, ready: Any,
+           phases: pl.DataFrame) -> dict[str, int]:
+    """Event counts for the summary: ``oom``, ``oom_recovered``, ``preemptions``, ``retractions``,
+    ``jit_compiles``, ``runtime_jit_compiles``, ``warnings``."""
+    oom = table(tables, "oom", {"recovered": pl.Boolean()})
+    pre = _preemption_rows(tables)
+    retract = pre.filter(pl.col("_retract"))
+    stats_pre = int(samples.get_column("preemptions").fill_null(0).sum()) if samples.height else 0
+    return {
+        "oom": oom.height,
+        "oom_recovered": oom.filter(pl.col("recovered").fill_null(False)).height,
+        "preemptions": max(stats_pre, pre.filter(~pl.col("_retract")).height),
+        "retractions": int(retract.get_column("count").fill_null(1).sum()) if retract.height else 0,
+        "jit_compiles": kernel_jit(tables).height,
+        "runtime_jit_compiles": runtime_jit(tables, ready=ready, phases=phases).height,
+        "warnings": table(tables, "warning", {}).height,
+    }
+
+
+def _preemption_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    pre = table(tables, "preemption", {"count": pl.Int64(), "mode": pl.String()})
+    return pre.with_columns(pl.col("mode").fill_null("").str.to_lowercase().str.contains("retract").alias("_retract"))
+
+
+# `jit_compile` lines that are not a kernel compile of their own: autotuner brackets and the
+# bookkeeping lines around one torch.compile run (cache directory, Dynamo, graph cache, total).
+NOT_A_COMPILE = "autotun|cache_dir|cache_graph|dynamo|torch_compile_total|load_compiled|aot_load|warmup_run"
+
+
+def kernel_jit(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """The `jit_compile` lines that are kernel compiles (JIT ops, DeepGEMM shapes, graph compiles)."""
+    jit = table(tables, "jit_compile", {"what": pl.String(), "seconds": pl.Float64()})
+    return jit.filter(~pl.coalesce(pl.col("what"), pl.col("rule")).fill_null("").str.contains(NOT_A_COMPILE))
+
+
+def runtime_jit(tables: Mapping[str, pl.DataFrame], *, ready: Any, phases: pl.DataFrame,
+                lead_s: float = 0.0) -> pl.DataFrame:
+    """Kernel JIT lines printed after the server was ready or inside a phase (with ``phase``;
+    `lead_s` as in `phases.assign_phase_by_time`)."""
+    jit = assign_phase_by_time(kernel_jit(tables), phases, slack_s=0.0, lead_s=lead_s)
+    late = pl.col("phase").is_not_null()
+    if ready is not None:
+        late = late | (pl.col("time") > pl.lit(ready))
+    return jit.filter(late.fill_null(False))
+
+
+def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mapping[str, Any],
+             samples: pl.DataFrame, phases: pl.DataFrame, windows: pl.DataFrame,
+             no_window: pl.DataFrame, spec: pl.DataFrame, ready: Any) -> pl.DataFrame:
+    """All diagnostics of one log (`DIAGNOSTIC_SCHEMA`), errors first, then warnings, then info.
+
+    Parameters
+    ----------
+    tables
+        The event tables.
+    engine
+        ``vllm`` or ``sglang``.
+    startup
+        `coldstart.startup_figures` output.
+    samples
+        Decode samples with ``phase``.
+    phases
+        Phases with ``input_tokens``.
+    windows, no_window
+        `windows.stable_windows` and `windows.no_window_reasons` output.
+    spec
+        `spec.spec_by_phase` output.
+    ready
+        When the server was ready (None if unknown).
+    """
+    out: list[dict[str, Any]] = []
+
+    def add(code: str, severity: str, message: str, *, phase: int | None = None,
+            line_no: int | None = None, value: float | None = None) -> None:
+        out.append({"code": code, "severity": severity, "message": message, "phase": phase,
+                    "line_no": line_no, "value": value})
+
+    pool, context = startup.get("kv_pool_tokens"), startup.get("context_len")
+    if pool and context and pool < context:
+        add("kv_pool_below_context", "warning",
+            f"KV pool holds {_n(pool)} tokens, less than the configured context of {_n(context)}: "
+            "a full-length request cannot fit", value=float(pool))
+
+    usage_peak = (samples.group_by("phase").agg(pl.col("kv_usage").max().alias("peak"))
+                  if samples.height else pl.DataFrame(schema={"phase": pl.Int64(), "peak": pl.Float64()}))
+    max_conc = startup.get("max_concurrency")
+    capacity = effective_capacity(samples) or pool
+    for ph in phases.iter_rows(named=True):
+        n, inp, p = ph["concurrency"], ph.get("input_tokens"), ph["phase"]
+        peak = usage_peak.filter(pl.col("phase") == p).get_column("peak").drop_nulls()
+        peak_v = float(peak[0]) if peak.len() else None
+        shared = (ph.get("cached_share") or 0.0) > 0.05   # prefix-cache hits share KV between requests
+        if n and inp and capacity and not shared and n * inp > capacity:
+            add("concurrency_above_kv_capacity", "warning",
+                f"phase {p}: N={n} requests × {_n(inp)} input tokens = {_n(n * inp)} > KV capacity of "
+                f"{_n(capacity)} tokens: requests must queue, be preempted or retracted", phase=p,
+                value=float(n * inp))
+        elif peak_v is not None and peak_v >= KV_FULL_USAGE:
+            add("concurrency_above_kv_capacity", "warning",
+                f"phase {p}: KV cache usage peaked at {peak_v:.0%} with N={n}: the pool is full", phase=p,
+                value=peak_v)
+        elif n and max_conc and engine == "vllm" and n > max_conc:
+            add("concurrency_above_kv_capacity", "info",
+                f"phase {p}: N={n} is above vLLM's maximum concurrency of {max_conc:.2f}x for "
+                f"{_n(context)}-token requests; it fits only because these requests are shorter "
+                "(lower --max-model-len to raise it)", phase=p, value=float(max_conc))
+
+    mem = table(tables, "memory", {"usable_gib": pl.Float64(), "weights_gib": pl.Float64(),
+                                   "non_torch_gib": pl.Float64(), "peak_activation_gib": pl.Float64(),
+                                   "graph_gib": pl.Float64(), "kv_gib": pl.Float64(),
+                                   "gpu_memory_utilization": pl.Float64()})
+    budget = mem.filter(pl.all_horizontal(pl.col(c).is_not_null() for c in (
+        "usable_gib", "weights_gib", "non_torch_gib", "peak_activation_gib", "graph_gib", "kv_gib"))).sort("line_no")
+    if budget.height:
+        b = budget.row(0, named=True)
+        fit = b["usable_gib"] - b["weights_gib"] - b["non_torch_gib"] - b["peak_activation_gib"] - b["graph_gib"]
+        if b["kv_gib"] > fit + 0.1:
+            add("kv_cache_overcommitted", "warning",
+                f"KV cache of {b['kv_gib']:.2f} GiB exceeds the ~{fit:.2f} GiB left in the memory budget "
+                f"({b['usable_gib']:.2f} GiB usable at utilization {b['gpu_memory_utilization']} minus weights, "
+                "activation, non-torch and CUDA graphs): expect allocation retries; pin --kv-cache-memory "
+                "or lower --gpu-memory-utilization", line_no=b["line_no"], value=b["kv_gib"] - fit)
+    reduced = table(tables, "kv_pool", {"requested_max_running_requests": pl.Int64(),
+                                        "max_running_requests": pl.Int64()}).filter(
+        pl.col("requested_max_running_requests").is_not_null())
+    if reduced.height:
+        r = reduced.sort("line_no").row(0, named=True)
+        add("max_running_requests_reduced", "info",
+            f"max_running_requests was cut from {r['requested_max_running_requests']} to "
+            f"{r['max_running_requests']} by the KV/state pool size", line_no=r["line_no"],
+            value=float(r["max_running_requests"] or 0))
+
+    oom = table(tables, "oom", {"recovered": pl.Boolean(), "detail": pl.String()})
+    if oom.height:
+        soft = oom.filter(pl.col("recovered").fill_null(False))
+        hard = oom.filter(~pl.col("recovered").fill_null(False))
+        if soft.height:
+            ranks = soft.get_column("rank").drop_nulls().n_unique()
+            before = soft.filter(pl.col("time") <= pl.lit(ready)).height if ready is not None else None
+            where = (f", {before} before the server was ready and {soft.height - before} after"
+                     if before is not None else "")
+            in_phase = assign_phase_by_time(soft, phases, slack_s=0.0, lead_s=_interval(samples))
+            in_phase = in_phase.filter(pl.col("phase").is_not_null())
+            if in_phase.height:
+                where += (f" ({in_phase.height} at the start of phase(s) "
+                          f"{', '.join(str(x) for x in in_phase.get_column('phase').unique().sort().to_list())})")
+            add("oom_retries", "warning",
+                f"{soft.height} out-of-memory retries (recovered){f' on {ranks} ranks' if ranks > 1 else ''}"
+                f"{where}: memory is overcommitted (lower --gpu-memory-utilization / pin the KV size)",
+                line_no=int(soft.get_column("line_no").min()), value=float(soft.height))  # type: ignore[arg-type]
+        if hard.height:
+            add("oom_fatal", "error", f"{hard.height} out-of-memory error(s), first at line "
+                f"{hard.get_column('line_no').min()}", line_no=int(hard.get_column("line_no").min()),  # type: ignore[arg-type]
+                value=float(hard.height))
+
+    lead = _interval(samples)
+    late = runtime_jit(tables, ready=ready, phases=phases, lead_s=lead)
+    if late.height:
+        in_phase = late.filter(pl.col("phase").is_not_null())
+        phase_note = (f", {in_phase.height} inside phase(s) "
+                      f"{', '.join(str(x) for x in in_phase.get_column('phase').unique().sort().to_list())}"
+                      if in_phase.height else "")
+        add("runtime_jit", "warning",
+            f"{late.height} JIT compile(s) after the server was ready{phase_note}: first requests pay "
+            "for compilation (extend warm-up to cover these shapes)",
+            line_no=int(late.get_column("line_no").min()), value=float(late.height))  # type: ignore[arg-type]
+
+    pre = assign_phase_by_time(_preemption_rows(tables), phases, slack_s=0.0, lead_s=lead)
+    for ph in phases.iter_rows(named=True):
+        p = ph["phase"]
+        stats = samples.filter(pl.col("phase") == p)
+        n_stats = int(stats.get_column("preemptions").fill_null(0).sum()) if stats.height else 0
+        n_retr_dec = int(stats.get_column("retracted").fill_null(0).sum()) if stats.height else 0
+        rows = pre.filter(pl.col("phase") == p)
+        n_retract = int(rows.filter(pl.col("_retract")).get_column("count").fill_null(1).sum()) + n_retr_dec
+        n_v0 = rows.filter(~pl.col("_retract")).height
+        parts = []
+        if n_stats:
+            parts.append(f"{n_stats} preemption(s) in the stats lines")
+        if n_v0:
+            parts.append(f"{n_v0} preemption warning(s) (vLLM V0 logs only every 50th)")
+        if n_retract:
+            parts.append(f"{n_retract} request(s) retracted")
+        if parts:
+            add("preemptions_in_phase", "warning",
+                f"phase {p}: {'; '.join(parts)}: KV cache ran out, requests were recomputed", phase=p,
+                value=float(n_stats + n_v0 + n_retract))
+
+    for row in spec.iter_rows(named=True):
+        alen, rate = row["mean_accept_len"], row["accept_rate"]
+        if (alen is not None and alen < SPEC_COLLAPSE_ACCEPT_LEN) or (rate is not None and rate < SPEC_COLLAPSE_RATE):
+            waste = row["wasted_draft_pct"]
+            add("spec_acceptance_collapse", "warning",
+                f"phase {row['phase']}: speculative decoding accepts "
+                f"{'?' if alen is None else f'{alen:.2f}'} tokens per step (draft acceptance "
+                f"{'?' if rate is None else f'{rate:.1%}'}): "
+                f"{'?' if waste is None else f'{waste:.0f}'} % of drafted tokens are thrown away",
+                phase=row["phase"], value=waste)
+
+    warnings = table(tables, "warning", {"category": pl.String(), "message": pl.String()})
+    for code, what in (("fp8_kv_scale_default", "FP8 KV cache uses the default scaling factor 1.0: "
+                        "check output quality against a fixed evaluation"),
+                       ("slow_tokenizer", "a slow tokenizer is in use: tokenization adds to TTFT at long inputs")):
+        hits = warnings.filter(pl.col("category").fill_null("").str.contains(code.split("_default")[0]))
+        if hits.height:
+            add(code, "warning", f"{what} ({hits.height} line(s), first at line {hits.get_column('line_no').min()})",
+                line_no=int(hits.get_column("line_no").min()), value=float(hits.height))  # type: ignore[arg-type]
+
+    for row in no_window.iter_rows(named=True):
+        add("short_stable_window", "info", f"phase {row['phase']}: no stable window: {row['reason']}",
+            phase=row["phase"])
+    for row in windows.filter(~pl.col("trusted")).iter_rows(named=True):
+        add("short_stable_window", "info", f"phase {row['phase']}: stable window {row['note']}",
+            phase=row["phase"], value=float(row["samples"]))
+    if samples.is_empty():
+        add("no_decode_stats", "info", "no decode stats lines "
+            f"({'engine_stats' if engine == 'vllm' else 'Decode batch'}): nothing to measure throughput on")
+
+    errors = _error_lines(tables)
+    if errors.height:
+        add("error_lines", "error", f"{errors.height} ERROR line(s), first at line {errors.get_column('line_no').min()}",
+            line_no=int(errors.get_column("line_no").min()), value=float(errors.height))  # type: ignore[arg-type]
+
+    frame = pl.DataFrame(out, schema=DIAGNOSTIC_SCHEMA, orient="row")
+    return frame.with_columns(pl.col("severity").replace_strict(SEVERITY_ORDER, default=9).alias("_o")) \
+        .sort("_o", "phase", "code", nulls_last=False, maintain_order=True).drop("_o")
+
+
+def _interval(samples: pl.DataFrame) -> float:
+    """How far before its first stats line a phase's work may begin: two stats intervals (the
+    first sample's own, and one in which queued requests may not have shown yet); 0 without
+    samples."""
+    from logparse.analysis._frames import median_interval
+
+    return 2.0 * (median_interval(samples.get_column("time")) or 0.0) if samples.height else 0.0
+
+
+def effective_capacity(samples: pl.DataFrame) -> int | None:
+    """KV tokens the engine can hold, as its own usage figures imply (tokens in use ÷ usage).
+
+    This is the pool as the scheduler counts it: with SGLang's decode context parallelism the
+    per-rank pool printed at start-up is multiplied by the DCP size.
+    """
+    if samples.is_empty():
+        return None
+    ratio = samples.filter((pl.col("kv_usage") >= 0.05) & (pl.col("kv_tokens") > 0)).select(
+        (pl.col("kv_tokens") / pl.col("kv_usage")).median()).item()
+    return None if ratio is None else int(round(ratio))
+
+
+def _error_lines(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    parts = []
+    for frame in tables.values():
+        if "level" in frame.columns and frame.height:
+            parts.append(frame.filter(pl.col("level").is_in(["ERROR", "CRITICAL"])).select("line_no"))
+    return pl.concat(parts) if parts else pl.DataFrame(schema={"line_no": pl.Int64()})

@@ -1,0 +1,273 @@
+"""Phase segmentation: cut a run into bursts of load separated by idle time.
+
+Activity is read from the decode samples (a sample with requests running or waiting, or tokens
+generated or prefilled) and, for SGLang, the Prefill lines. A sample with nothing running,
+nothing waiting and no throughput is idle; so is a gap between activity lines longer than
+``idle_gap_s`` (vLLM stops printing stats when idle, SGLang prints nothing without work).
+Lines before the server said it was ready (SGLang's warm-up request) are left out by the caller.
+
+Each phase gets its concurrency N: the plateau of running requests (the largest count held by
+at least ``min_plateau_samples`` samples), or the given ``concurrency``.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from logparse.analysis._frames import median_interval
+
+PHASE_SCHEMA: dict[str, pl.DataType] = {
+    "phase": pl.Int64(),
+    "start": pl.Datetime("us"),
+    "end": pl.Datetime("us"),
+    "duration_s": pl.Float64(),
+    "first_line": pl.Int64(),
+    "last_line": pl.Int64(),
+    "n_samples": pl.Int64(),
+    "n_prefill_lines": pl.Int64(),
+    "peak_running": pl.Int64(),
+    "concurrency": pl.Int64(),
+    "concurrency_source": pl.String(),
+}
+
+
+def default_idle_gap(samples: pl.DataFrame, *, engine: str) -> float:
+    """The silence (s) read as idle: a few stats intervals, at least 20 s.
+
+    vLLM V0 logs from the engine step every ≥ 5 s and from a 10 s poll, so one interval can
+    stretch to ~15 s while busy; V1 logs every 10 s (`VLLM_LOG_STATS_INTERVAL`).
+    """
+    step = median_interval(samples.get_column("time")) if not samples.is_empty() else None
+    if engine == "vllm":
+        return max(2.5 * (step or 10.0), 20.0)
+    return max(5.0 * (step or 4.0), 20.0)
+
+
+def find_phases(samples: pl.DataFrame, *, prefills: pl.DataFrame | None = None,
+                idle_gap_s: float, concurrency: int | None = None,
+                min_plateau_samples: int = 2) -> pl.DataFrame:
+    """Split decode samples (and prefill lines) into phases of load.
+
+    Parameters
+    ----------
+    samples
+        `samples.decode_samples` output (``line_no``, ``time``, ``running``, ``waiting``,
+        ``gen_tps``, ``prompt_tps``).
+    prefills
+        SGLang prefill lines (``line_no``, ``time``), counted as activity.
+    idle_gap_s
+        A silence longer than this between activity lines ends a phase.
+    concurrency
+        N for every phase, instead of the plateau of running requests.
+    min_plateau_samples
+        A running count must be held by this many samples to be the plateau.
+
+    Returns
+    -------
+    pl.DataFrame
+        `PHASE_SCHEMA`, phases numbered from 1 in time order; disjoint by construction.
+
+    Examples
+    --------
+    >>> import datetime as dt
+    >>> t = [dt.datetime(2026, 1, 1, 0, 0, 0) + dt.timedelta(seconds=s) for s in (0, 10, 20, 100, 110)]
+    >>> samples = pl.DataFrame({"line_no": [1, 2, 3, 4, 5], "time": t, "running": [4, 4, 4, 2, 2],
+    ...     "waiting": [0] * 5, "gen_tps": [100.0] * 5, "prompt_tps": [0.0] * 5})
+    >>> find_phases(samples, idle_gap_s=25)[["phase", "first_line", "last_line", "concurrency"]]
+    shape: (2, 4)
+    ┌───────┬────────────┬───────────┬─────────────┐
+    │ phase ┆ first_line ┆ last_line ┆ concurrency │
+    │ ---   ┆ ---        ┆ ---       ┆ ---         │
+    │ i64   ┆ i64        ┆ i64       ┆ i64         │
+    ╞═══════╪════════════╪═══════════╪═════════════╡
+    │ 1     ┆ 1          ┆ 3         ┆ 4           │
+    │ 2     ┆ 4          ┆ 5         ┆ 2           │
+    └───────┴────────────┴───────────┴─────────────┘
+    """
+    labelled = label_activity(samples, prefills=prefills, idle_gap_s=idle_gap_s)
+    if labelled.is_empty():
+        return pl.DataFrame(schema=PHASE_SCHEMA)
+    rows = []
+    for (raw,), part in labelled.filter(pl.col("_phase").is_not_null()).group_by("_phase", maintain_order=True):
+        dec = part.filter(pl.col("_decode"))
+        plateau = plateau_running(dec.get_column("running"), min_samples=min_plateau_samples)
+        if plateau is None:     # all work fitted in one stats interval: the requests it served
+            plateau = None if dec.is_empty() else int(dec.get_column("_served").max() or 0) or None
+        start, end = part.get_column("time").min(), part.get_column("time").max()
+        rows.append({
+            "phase": raw, "start": start, "end": end,
+            "duration_s": (end - start).total_seconds(),  # type: ignore[operator]
+            "first_line": part.get_column("line_no").min(), "last_line": part.get_column("line_no").max(),
+            "n_samples": dec.height, "n_prefill_lines": part.height - dec.height,
+            "peak_running": dec.get_column("running").max(),
+            "concurrency": concurrency if concurrency is not None else plateau,
+            "concurrency_source": "given" if concurrency is not None else "plateau",
+        })
+    frame = pl.DataFrame(rows, schema=PHASE_SCHEMA, orient="row").sort("start", "first_line")
+    return frame.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("phase"))
+
+
+def label_activity(samples: pl.DataFrame, *, prefills: pl.DataFrame | None,
+                   idle_gap_s: float) -> pl.DataFrame:
+    """Activity events in time order with a raw burst id ``_phase`` (null on idle samples).
+
+    Columns ``line_no``, ``time``, ``running``, ``_decode`` (a decode sample, not a prefill line),
+    ``_active``, ``_phase``.
+    """
+    active = ((pl.col("running").fill_null(0) > 0) | (pl.col("waiting").fill_null(0) > 0)
+              | (pl.col("gen_tps").fill_null(0) > 0) | (pl.col("prompt_tps").fill_null(0) > 0))
+    served = pl.max_horizontal(pl.col("running").fill_null(0), pl.col("waiting").fill_null(0)).cast(pl.Int64)
+    events = [samples.select("line_no", "time", pl.col("running").cast(pl.Int64), served.alias("_served"),
+                             pl.lit(True).alias("_decode"), active.alias("_active"))]
+    if prefills is not None and not prefills.is_empty():
+        events.append(prefills.select("line_no", "time", pl.lit(None, dtype=pl.Int64).alias("running"),
+                                      pl.lit(None, dtype=pl.Int64).alias("_served"),
+                                      pl.lit(False).alias("_decode"), pl.lit(True).alias("_active")))
+    ev = pl.concat(events).filter(pl.col("time").is_not_null()).sort("time", "line_no")
+    if ev.is_empty():
+        return ev.with_columns(pl.lit(None, dtype=pl.Int64).alias("_phase"))
+    # Gap to the previous *active* event; an idle sample in between also breaks the phase.
+    prev_active_time = pl.when(pl.col("_active")).then(pl.col("time")).forward_fill().shift(1)
+    prev_is_idle = (~pl.col("_active")).shift(1).fill_null(True)
+    gap = (pl.col("time") - prev_active_time).dt.total_seconds(fractional=True)
+    new_burst = pl.col("_active") & (prev_is_idle | gap.is_null() | (gap > idle_gap_s))
+    return ev.with_columns(
+        pl.when(pl.col("_active")).then(new_burst.cast(pl.Int64).cum_sum()).alias("_phase"))
+
+
+def plateau_running(running: pl.Series, *, min_samples: int = 2) -> int | None:
+    """The largest running count held by at least `min_samples` samples (else the maximum)."""
+    values = running.drop_nulls()
+    values = values.filter(values > 0)
+    if values.is_empty():
+        return None
+    counts = values.value_counts().sort(values.name, descending=True)
+    need = min(min_samples, values.len())
+    for value, count in counts.iter_rows():
+        if count >= need:
+            return int(value)
+    return int(values.max())  # type: ignore[arg-type]
+
+
+def assign_phase(frame: pl.DataFrame, phases: pl.DataFrame, *, by: str = "line_no") -> pl.DataFrame:
+    """Add a ``phase`` column: the phase whose line span holds the row's `by` line (else null)."""
+    if phases.is_empty() or frame.is_empty():
+        return frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("phase"))
+    spans = phases.select("phase", "first_line", "last_line").sort("first_line")
+    joined = frame.sort(by).join_asof(spans, left_on=by, right_on="first_line", strategy="backward")
+    joined = joined.with_columns(
+        pl.when(pl.col(by) <= pl.col("last_line")).then(pl.col("phase")).alias("phase"))
+    return joined.drop("first_line", "last_line")
+
+
+def assign_phase_by_time(frame: pl.DataFrame, phases: pl.DataFrame, *, slack_s: float = 1.0,
+                         lead_s: float = 0.0) -> pl.DataFrame:
+    """Add a ``phase`` column from ``time``: the phase whose [start - slack - lead, end + slack]
+    holds it. `lead_s` (a stats interval) reaches back over the first sample's interval, where
+    the phase's first requests already ran."""
+    if phases.is_empty() or frame.is_empty():
+        return frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("phase"))
+    slack = pl.duration(microseconds=int(slack_s * 1_000_000))
+    lead = pl.duration(microseconds=int(lead_s * 1_000_000))
+    spans = phases.select("phase", (pl.col("start") - slack - lead).alias("_s"), (pl.col("end") + slack).alias("_e"))
+    with_idx = frame.with_row_index("_row")
+    hit = (with_idx.filter(pl.col("time").is_not_null()).sort("time")
+           .join_asof(spans.sort("_s"), left_on="time", right_on="_s", strategy="backward")
+           .filter(pl.col("time") <= pl.col("_e")).select("_row", "phase"))
+    return with_idx.join(hit, on="_row", how="left").sort("_row").drop("_row")
+
+
+def phase_inputs(phases: pl.DataFrame, *, samples: pl.DataFrame, chunks: pl.DataFrame | None,
+                 engine: str, preemptions: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Add ``input_tokens``, ``input_tokens_estimated``, ``n_requests`` and ``cached_share`` (the
+    share of prompt tokens served from the prefix cache, SGLang) to `phases`.
+
+    SGLang: exact, Σ (new + cached tokens) of the phase's Prefill lines ÷ the requests that
+    completed prefill (`prefill.phase_input_exact`), counting only lines before the phase's first
+    retraction (a retracted request is prefilled again). vLLM: an estimate,
+    the prompt tokens processed in the phase (prompt throughput × the stats interval, summed)
+    divided by N; when no prompt throughput was printed, the KV context per request at the first
+    sample where all N requests run.
+
+    A preempted or retracted request is prefilled again: SGLang retraction lines
+    (`preemptions`: ``phase``, ``line_no``, ``count``, ``tokens_gained``) are accounted for by
+    `prefill.phase_input_exact`; for vLLM only the samples before the first preemption (a line,
+    or the stats' ``Preemptions`` field) count.
+
+    `chunks` needs a ``phase`` column.
+    """
+    from logparse.analysis.prefill import phase_input_exact
+
+    if phases.is_empty():
+        return phases.with_columns(pl.lit(None, dtype=pl.Int64).alias("input_tokens"),
+                                   pl.lit(None, dtype=pl.Boolean).alias("input_tokens_estimated"),
+                                   pl.lit(None, dtype=pl.Int64).alias("n_requests"),
+                                   pl.lit(None, dtype=pl.Float64).alias("cached_share"))
+    step = median_interval(samples.get_column("time")) or 10.0
+    gaps = samples.get_column("interval_s").drop_nulls() if "interval_s" in samples.columns else pl.Series([])
+    regular = gaps.is_empty() or float(((gaps - step).abs() <= 1.0).mean()) >= 0.8  # type: ignore[arg-type]
+    values: list[tuple[int | None, bool | None, int | None]] = []
+    shares: list[float | None] = []
+    for ph in phases.iter_rows(named=True):
+        share = None
+        if engine == "sglang" and chunks is not None and not chunks.is_empty():
+            part = chunks.filter(pl.col("phase") == ph["phase"])
+            total = part.get_column("new_token").sum() + part.get_column("cached_token").sum()
+            share = float(part.get_column("cached_token").sum() / total) if total else None
+        shares.append(share)
+        if engine == "sglang" and chunks is not None and not chunks.is_empty():
+            retract = None
+            if preemptions is not None and not preemptions.is_empty():
+                retract = preemptions.filter(pl.col("phase") == ph["phase"])
+            tokens, n_req = phase_input_exact(part, retractions=retract)
+            if tokens is not None:
+                values.append((tokens, False, n_req))
+                continue
+        whole = samples.filter(pl.col("line_no").is_between(ph["first_line"], ph["last_line"]))
+        part = whole
+        cutoff = _first_preemption(ph, samples, preemptions)
+        if cutoff is not None:   # recomputed prompts would count twice
+            part = part.filter(pl.col("line_no") < cutoff)
+        n = ph["concurrency"] or 0
+        total = _prompt_tokens(part, step=step, regular=regular)
+        if total > 0 and n > 0:
+            values.append((int(round(total / n)), True, None))
+            continue
+        at_n = whole.filter((pl.col("running") == n) & pl.col("context_per_request").is_not_null())
+        ctx = at_n.get_column("context_per_request")
+        values.append((int(round(float(ctx[0]))) if len(ctx) else None, True if len(ctx) else None, None))
+    return phases.with_columns(
+        pl.Series("input_tokens", [v[0] for v in values], dtype=pl.Int64),
+        pl.Series("input_tokens_estimated", [v[1] for v in values], dtype=pl.Boolean),
+        pl.Series("n_requests", [v[2] for v in values], dtype=pl.Int64),
+        pl.Series("cached_share", shares, dtype=pl.Float64),
+    )
+
+
+def _first_preemption(phase: dict[str, object], samples: pl.DataFrame,
+                      preemptions: pl.DataFrame | None) -> int | None:
+    """Line of the phase's first preemption or retraction (a line or a stats field), or None."""
+    lines: list[int] = []
+    if preemptions is not None and not preemptions.is_empty():
+        hit = preemptions.filter(pl.col("phase") == phase["phase"]).get_column("line_no")
+        lines += hit.to_list()
+    if "preemptions" in samples.columns:
+        hit = samples.filter(pl.col("line_no").is_between(phase["first_line"], phase["last_line"])
+                             & ((pl.col("preemptions").fill_null(0) > 0) | (pl.col("retracted").fill_null(0) > 0)))
+        lines += hit.get_column("line_no").to_list()
+    return min(lines) if lines else None
+
+
+def _prompt_tokens(part: pl.DataFrame, *, step: float, regular: bool) -> float:
+    """Prompt tokens behind a phase's samples: Σ prompt throughput × the sample's interval.
+
+    With a regular stats interval (vLLM V1, every 10 s) the nominal interval is used, since
+    second-resolution timestamps jitter by ±1 s; V0 logs at irregular times (≥ 5 s after the
+    previous line), so each sample's own interval is used (the first one's: the nominal one).
+    """
+    if part.is_empty():
+        return 0.0
+    if regular or "interval_s" not in part.columns:
+        return float(part.get_column("prompt_tps").fill_null(0.0).sum()) * step
+    own = part.sort("line_no").get_column("interval_s").fill_null(step).clip(upper_bound=3.0 * step)
+    own = pl.concat([pl.Series([step]), own.slice(1)])   # the first one's interval began while idle
+    return float((part.sort("line_no").get_column("prompt_tps").fill_null(0.0) * own).sum())

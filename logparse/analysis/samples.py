@@ -1,0 +1,266 @@
+"""One tidy per-sample frame from the engines' periodic stats lines.
+
+vLLM prints one `engine_stats` line per DP engine every stats interval (10 s; silent when idle);
+SGLang prints a `Decode batch` line every 40 decode steps and one `Prefill batch` line per prefill
+chunk, per DP group. Both become rows of the same shape:
+
+``series`` (vLLM engine index / SGLang DP rank), ``line_no``, ``time``, ``running``, ``waiting``,
+``gen_tps``, ``prompt_tps`` (vLLM), ``prefill`` (the sample's interval overlaps a prefill),
+``kv_usage`` (0-1), ``kv_tokens`` (KV tokens in use), ``accept_len``, ``accept_rate`` (SGLang),
+``preemptions``, ``retracted``.
+
+`rank_samples` gives one row per stats line; `decode_samples` adds the DP series up into one row
+per sampling instant (throughput is summed across DP engines/ranks, never across TP ranks).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from logparse.analysis._frames import leading_ranks, rank_index, table
+
+RANK_SAMPLE_SCHEMA: dict[str, pl.DataType] = {
+    "series": pl.Int64(),
+    "line_no": pl.Int64(),
+    "time": pl.Datetime("us"),
+    "running": pl.Int64(),
+    "waiting": pl.Int64(),
+    "gen_tps": pl.Float64(),
+    "prompt_tps": pl.Float64(),
+    "prefill": pl.Boolean(),
+    "kv_usage": pl.Float64(),
+    "kv_tokens": pl.Float64(),
+    "accept_len": pl.Float64(),
+    "accept_rate": pl.Float64(),
+    "preemptions": pl.Int64(),
+    "retracted": pl.Int64(),
+}
+
+_VLLM_STATS = {
+    "prompt_tps": pl.Float64(), "gen_tps": pl.Float64(), "running": pl.Int64(), "waiting": pl.Int64(),
+    "gpu_kv_pct": pl.Float64(), "engine_idx": pl.Int64(), "preemptions": pl.Int64(),
+    "engines_aggregated": pl.Int64(),
+}
+_SGL_DECODE = {
+    "running_req": pl.Int64(), "num_token": pl.Int64(), "token_usage": pl.Float64(),
+    "gen_tps": pl.Float64(), "queue_req": pl.Int64(), "accept_len": pl.Float64(),
+    "accept_rate": pl.Float64(), "retracted_req": pl.Int64(),
+}
+_SGL_PREFILL = {
+    "new_seq": pl.Int64(), "new_token": pl.Int64(), "cached_token": pl.Int64(),
+    "running_req": pl.Int64(), "queue_req": pl.Int64(), "input_tps": pl.Float64(),
+    "token_usage": pl.Float64(),
+}
+
+
+def prefill_lines(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """SGLang `Prefill batch` lines of the stats-printing rank of each DP group, in line order.
+
+    Columns: ``series``, ``line_no``, ``time``, ``new_seq``, ``new_token``, ``cached_token``,
+    ``running_req``, ``queue_req``, ``input_tps``, ``token_usage``.
+    """
+    frame = table(tables, "prefill_batch", _SGL_PREFILL)
+    frame = frame.with_columns(rank_index("DP").fill_null(0).alias("series"))
+    frame = leading_ranks(frame).filter(pl.col("time").is_not_null())
+    return frame.select("series", "line_no", "time", *_SGL_PREFILL).sort("line_no")
+
+
+def rank_samples(tables: Mapping[str, pl.DataFrame], *, engine: str,
+                 pool_tokens: int | None = None) -> pl.DataFrame:
+    """One row per decode-stats line (vLLM `engine_stats`, SGLang `decode_batch`).
+
+    Parameters
+    ----------
+    tables
+        The event tables of one log (`IngestResult.tables`).
+    engine
+        ``vllm`` or ``sglang``.
+    pool_tokens
+        vLLM KV pool size in tokens per engine (`GPU KV cache size`), to turn the KV usage
+        percentage into tokens; None leaves ``kv_tokens`` null.
+
+    Returns
+    -------
+    pl.DataFrame
+        `RANK_SAMPLE_SCHEMA`, sorted by ``series`` then ``line_no``.
+
+    Examples
+    --------
+    >>> import datetime as dt
+    >>> stats = pl.DataFrame({"line_no": [1, 2], "time": [dt.datetime(2026, 1, 1, 0, 0, s) for s in (0, 10)],
+    ...     "rank": ["APIServer"] * 2, "prompt_tps": [900.0, 0.0], "gen_tps": [50.0, 500.0],
+    ...     "running": [10, 10], "waiting": [0, 0], "gpu_kv_pct": [10.0, 11.0]})
+    >>> rank_samples({"engine_stats": stats}, engine="vllm", pool_tokens=1000)[["line_no", "prefill", "kv_tokens"]]
+    shape: (2, 3)
+    ┌─────────┬─────────┬───────────┐
+    │ line_no ┆ prefill ┆ kv_tokens │
+    │ ---     ┆ ---     ┆ ---       │
+    │ i64     ┆ bool    ┆ f64       │
+    ╞═════════╪═════════╪═══════════╡
+    │ 1       ┆ true    ┆ 100.0     │
+    │ 2       ┆ false   ┆ 110.0     │
+    └─────────┴─────────┴───────────┘
+    """
+    if engine == "vllm":
+        return _vllm_rank_samples(tables, pool_tokens=pool_tokens)
+    if engine == "sglang":
+        return _sglang_rank_samples(tables)
+    return pl.DataFrame(schema=RANK_SAMPLE_SCHEMA)
+
+
+def _vllm_rank_samples(tables: Mapping[str, pl.DataFrame], *, pool_tokens: int | None) -> pl.DataFrame:
+    stats = table(tables, "engine_stats", _VLLM_STATS).filter(pl.col("time").is_not_null())
+    # "N Engines Aggregated:" lines already sum the engines; prefer them when present.
+    aggregated = stats.filter(pl.col("engines_aggregated").is_not_null())
+    if not aggregated.is_empty():
+        stats = aggregated
+    usage = pl.col("gpu_kv_pct") / 100.0
+    pool = pl.lit(float(pool_tokens) if pool_tokens else None, dtype=pl.Float64)
+    out = stats.select(
+        pl.col("engine_idx").fill_null(0).alias("series"),
+        "line_no", "time", "running", "waiting", "gen_tps", "prompt_tps",
+        (pl.col("prompt_tps").fill_null(0.0) > 0).alias("prefill"),
+        usage.alias("kv_usage"),
+        (usage * pool).alias("kv_tokens"),
+        pl.lit(None, dtype=pl.Float64).alias("accept_len"),
+        pl.lit(None, dtype=pl.Float64).alias("accept_rate"),
+        pl.col("preemptions").fill_null(0).alias("preemptions"),
+        pl.lit(0, dtype=pl.Int64).alias("retracted"),
+    )
+    return out.cast(RANK_SAMPLE_SCHEMA).sort("series", "line_no")  # type: ignore[arg-type]
+
+
+def _sglang_rank_samples(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    decode = table(tables, "decode_batch", _SGL_DECODE)
+    decode = decode.with_columns(rank_index("DP").fill_null(0).alias("series"))
+    decode = leading_ranks(decode).filter(pl.col("time").is_not_null())
+    prefill = prefill_lines(tables)
+    # A Decode line's interval overlaps a prefill when a Prefill line of the same DP group was
+    # printed since the previous Decode line (so the first Decode line after a prefill is out).
+    events = pl.concat([
+        decode.select("series", "line_no", pl.lit(True).alias("_decode")),
+        prefill.select("series", "line_no", pl.lit(False).alias("_decode")),
+    ]).sort("series", "line_no")
+    events = events.with_columns(
+        (~pl.col("_decode")).cast(pl.Int64).cum_sum().over("series").alias("_prefills_so_far"))
+    events = events.filter(pl.col("_decode")).with_columns(
+        (pl.col("_prefills_so_far") - pl.col("_prefills_so_far").shift(1).over("series").fill_null(0) > 0)
+        .alias("prefill"))
+    decode = decode.join(events.select("series", "line_no", "prefill"), on=["series", "line_no"], how="left")
+    out = decode.select(
+        "series", "line_no", "time",
+        pl.col("running_req").alias("running"),
+        pl.col("queue_req").alias("waiting"),
+        "gen_tps",
+        pl.lit(None, dtype=pl.Float64).alias("prompt_tps"),
+        pl.col("prefill").fill_null(False),
+        pl.col("token_usage").alias("kv_usage"),
+        pl.col("num_token").cast(pl.Float64).alias("kv_tokens"),
+        "accept_len", "accept_rate",
+        pl.lit(0, dtype=pl.Int64).alias("preemptions"),
+        pl.col("retracted_req").fill_null(0).alias("retracted"),
+    )
+    return out.cast(RANK_SAMPLE_SCHEMA).sort("series", "line_no")  # type: ignore[arg-type]
+
+
+def decode_samples(ranks: pl.DataFrame, *, tolerance_factor: float = 2.5) -> pl.DataFrame:
+    """Add the DP series of `rank_samples` up into one row per sampling instant.
+
+    With a single series the rows are kept as they are. With several (vLLM `Engine 000`,
+    `Engine 001`, …; SGLang `DP0`, `DP1`, …) each distinct timestamp becomes a sample whose
+    value per series is that series' latest line at or before it (no older than
+    `tolerance_factor` × the series' median interval); instants where a series has no recent
+    line are dropped. Counts and throughputs are summed, KV usage averaged, and a sample
+    overlaps a prefill if any series' line does.
+
+    Returns
+    -------
+    pl.DataFrame
+        ``sample`` (0-based), ``line_no`` (the last line contributing), ``lines`` (all of them),
+        ``time``, ``n_series``, the `RANK_SAMPLE_SCHEMA` measures, ``interval_s`` (time since the
+        previous sample) and ``context_per_request`` (``kv_tokens / running``).
+
+    Examples
+    --------
+    >>> import datetime as dt
+    >>> t = [dt.datetime(2026, 1, 1, 0, 0, s) for s in (0, 0, 10, 10)]
+    >>> ranks = pl.DataFrame({"series": [0, 1, 0, 1], "line_no": [1, 2, 3, 4], "time": t,
+    ...     "running": [5, 5, 5, 5], "waiting": [0, 0, 0, 0], "gen_tps": [100.0, 110.0, 90.0, 95.0],
+    ...     "prefill": [False] * 4}, schema_overrides={"time": pl.Datetime("us")})
+    >>> decode_samples(ranks)[["line_no", "running", "gen_tps", "interval_s"]]
+    shape: (2, 4)
+    ┌─────────┬─────────┬─────────┬────────────┐
+    │ line_no ┆ running ┆ gen_tps ┆ interval_s │
+    │ ---     ┆ ---     ┆ ---     ┆ ---        │
+    │ i64     ┆ i64     ┆ f64     ┆ f64        │
+    ╞═════════╪═════════╪═════════╪════════════╡
+    │ 2       ┆ 10      ┆ 210.0   ┆ null       │
+    │ 4       ┆ 10      ┆ 185.0   ┆ 10.0       │
+    └─────────┴─────────┴─────────┴────────────┘
+    """
+    ranks = _conform(ranks)
+    series_ids = ranks.get_column("series").unique().sort().to_list()
+    if len(series_ids) <= 1:
+        out = ranks.sort("line_no").with_columns(
+            pl.concat_list("line_no").alias("lines"), pl.lit(1, dtype=pl.Int64).alias("n_series"))
+    else:
+        out = _combine_series(ranks, series_ids, tolerance_factor=tolerance_factor)
+    out = out.sort("time", "line_no").with_columns(
+        pl.col("time").diff().dt.total_seconds(fractional=True).alias("interval_s"),
+        pl.when(pl.col("running") > 0).then(pl.col("kv_tokens") / pl.col("running"))
+        .alias("context_per_request"),
+    ).with_row_index("sample")
+    return out.select(
+        pl.col("sample").cast(pl.Int64), "line_no", "lines", "time", "n_series",
+        *[c for c in RANK_SAMPLE_SCHEMA if c not in ("series", "line_no", "time")],
+        "interval_s", "context_per_request",
+    )
+
+
+def _conform(ranks: pl.DataFrame) -> pl.DataFrame:
+    missing = [pl.lit(None, dtype=d).alias(c) for c, d in RANK_SAMPLE_SCHEMA.items() if c not in ranks.columns]
+    frame = ranks.with_columns(missing) if missing else ranks
+    frame = frame.with_columns(pl.col("series").fill_null(0), pl.col("prefill").fill_null(False))
+    return frame.select(list(RANK_SAMPLE_SCHEMA)).cast(RANK_SAMPLE_SCHEMA)  # type: ignore[arg-type]
+
+
+def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_factor: float) -> pl.DataFrame:
+    from logparse.analysis._frames import median_interval
+
+    timeline = ranks.select("time").unique().sort("time")
+    combined = timeline
+    measures = [c for c in RANK_SAMPLE_SCHEMA if c not in ("series", "time")]
+    for sid in series_ids:
+        part = ranks.filter(pl.col("series") == sid).sort("time", "line_no")
+        # Keep the last line per timestamp (lines of one series at one second are successive).
+        part = part.group_by("time", maintain_order=True).last().sort("time")
+        step = median_interval(part.get_column("time")) or 10.0
+        tol = f"{int(max(step * tolerance_factor, 1.0) * 1_000_000)}us"
+        renamed = part.select("time", *[pl.col(c).alias(f"{c}__{sid}") for c in measures])
+        combined = combined.join_asof(renamed, on="time", strategy="backward", tolerance=tol)
+    present = [pl.col(f"line_no__{sid}").is_not_null() for sid in series_ids]
+    combined = combined.filter(pl.all_horizontal(present))
+
+    def horizontal(name: str, how: str) -> pl.Expr:
+        cols = [pl.col(f"{name}__{sid}") for sid in series_ids]
+        if how == "sum":
+            return pl.sum_horizontal(cols).alias(name)
+        if how == "mean":
+            return pl.mean_horizontal(cols).alias(name)
+        if how == "any":
+            return pl.any_horizontal(cols).alias(name)
+        return pl.max_horizontal(cols).alias(name)
+
+    return combined.select(
+        horizontal("line_no", "max"),
+        pl.concat_list([pl.col(f"line_no__{sid}") for sid in series_ids]).list.unique().list.sort()
+        .alias("lines"),
+        "time",
+        pl.lit(len(series_ids), dtype=pl.Int64).alias("n_series"),
+        horizontal("running", "sum"), horizontal("waiting", "sum"), horizontal("gen_tps", "sum"),
+        horizontal("prompt_tps", "sum"), horizontal("prefill", "any"), horizontal("kv_usage", "mean"),
+        horizontal("kv_tokens", "sum"), horizontal("accept_len", "mean"),
+        horizontal("accept_rate", "mean"), horizontal("preemptions", "sum"),
+        horizontal("retracted", "sum"),
+    )

@@ -1,0 +1,179 @@
+"""The post-mortem summary of one log: a JSON-ready dict and its terminal rendering."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import polars as pl
+
+from logparse.analysis.analyze import Analysis
+from logparse.analysis.coldstart import stages
+from logparse.analysis.prefill import first_request_chunks
+from logparse.analysis.text import fmt, render_table, tokens_label
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe: datetimes as ISO text, NaN as None, nested containers cleaned."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _round(value: Any, digits: int = 2) -> Any:
+    return round(value, digits) if isinstance(value, float) else value
+
+
+def summary_dict(analysis: Analysis) -> dict[str, Any]:
+    """The summary as plain JSON types.
+
+    Keys: ``source``, ``engine``, ``version``, ``startup``, ``phases`` (each with ``stable``,
+    ``prefill``, ``spec``), ``degradation``, ``counts``, ``diagnostics``, ``options``.
+    A phase without a stable window has ``stable: null`` and says why in ``stable_note``.
+    """
+    a = analysis
+    windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
+    reasons = {r["phase"]: r["reason"] for r in a.no_window.iter_rows(named=True)}
+    prefill = {r["phase"]: r for r in a.prefill.iter_rows(named=True)}
+    spec = {r["phase"]: r for r in a.spec.iter_rows(named=True)}
+    phases = []
+    for ph in a.phases.iter_rows(named=True):
+        p = ph["phase"]
+        w = windows.get(p)
+        stable = None
+        note = reasons.get(p)
+        if w is not None:
+            stable = {k: _round(w[k], 3) for k in (
+                "samples", "start", "end", "duration_s", "first_line", "last_line", "gen_tps_mean",
+                "gen_tps_median", "gen_tps_min", "gen_tps_max", "cv", "per_request_tps",
+                "per_request_tps_peak", "ms_per_token", "context_tokens_per_request", "trusted")}
+            note = w["note"]
+        chunks = a.chunks.filter(pl.col("phase") == p) if "phase" in a.chunks.columns else a.chunks.head(0)
+        first_chunks = [{"cached_tokens": r["cached_tokens"], "input_tps": _round(r["input_tps"])}
+                        for r in first_request_chunks(chunks).iter_rows(named=True)]
+        pf = prefill.get(p, {})
+        sp = spec.get(p)
+        phases.append({
+            "phase": p, "start": ph["start"], "end": ph["end"], "duration_s": ph["duration_s"],
+            "first_line": ph["first_line"], "last_line": ph["last_line"],
+            "concurrency": ph["concurrency"], "concurrency_source": ph["concurrency_source"],
+            "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
+            "n_requests": ph["n_requests"], "samples": ph["n_samples"],
+            "stable": stable, "stable_note": note,
+            "prefill": {"input_tps_mean": _round(pf.get("input_tps_mean")),
+                        "input_tps_max": _round(pf.get("input_tps_max")),
+                        "first_request_chunks": first_chunks},
+            "spec": None if sp is None else {
+                "mean_accept_len": _round(sp["mean_accept_len"], 3), "accept_rate": _round(sp["accept_rate"], 4),
+                "accept_len_min": _round(sp["accept_len_min"], 3), "accept_len_max": _round(sp["accept_len_max"], 3),
+                "per_position": None if sp["per_position"] is None else [round(x, 4) for x in sp["per_position"]],
+                "drafted_tps": _round(sp["drafted_tps"]), "accepted_tps": _round(sp["accepted_tps"]),
+                "wasted_draft_pct": _round(sp["wasted_draft_pct"])},
+        })
+    return _clean({
+        "source": a.source,
+        "engine": a.engine,
+        "version": a.version,
+        "startup": {**{k: _round(v, 3) for k, v in a.startup.items()},
+                    "timeline": [{k: _round(v, 2) for k, v in r.items()}
+                                 for r in stages(a.timeline).iter_rows(named=True)]},
+        "phases": phases,
+        "degradation": [{k: _round(v, 3) for k, v in r.items() if k != "group"}
+                        for r in a.degradation.iter_rows(named=True)],
+        "counts": a.counts,
+        "diagnostics": a.diagnostics.select("code", "severity", "message", "phase", "line_no").to_dicts(),
+        "options": a.options,
+    })
+
+
+def render_windows(summary: dict[str, Any]) -> str:
+    """The phase and stable-window table, one row per phase, then the reason for every gap."""
+    rows, notes = [], []
+    for ph in summary["phases"]:
+        s = ph["stable"]
+        inp = tokens_label(ph["input_tokens"], estimated=bool(ph["input_tokens_estimated"]))
+        span = f"{fmt(_parse(ph['start']))[5:]} +{fmt(ph['duration_s'], 0)}s"
+        base = [str(ph["phase"]), span, inp, fmt(ph["concurrency"])]
+        if s is None:
+            rows.append(base + ["0", "-", "-", "-", "-", "-", "-", "-"])
+        else:
+            rows.append(base + [
+                fmt(s["samples"]), fmt(s["duration_s"], 0), fmt(s["gen_tps_mean"]),
+                f"{fmt(s['gen_tps_min'], 0)}-{fmt(s['gen_tps_max'], 0)}", fmt(s["per_request_tps"], 2),
+                fmt(s["ms_per_token"]), fmt(s["cv"], 3), fmt(s["context_tokens_per_request"], 0)])
+        if ph["stable_note"]:
+            label = "no stable window" if s is None else "stable window"
+            notes.append(f"phase {ph['phase']}: {label}: {ph['stable_note']}")
+    if not rows:
+        return "no phases: the log has no decode activity (no stats lines with running requests)"
+    table = render_table(rows, ["phase", "start", "input", "N", "samples", "secs", "tok/s", "min-max",
+                                "tok/s/req", "ms/tok", "cv", "ctx/req"])
+    return table + ("\n\n" + "\n".join(notes) if notes else "")
+
+
+def _parse(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return dt.datetime.fromisoformat(value)
+        except ValueError:
+            return value
+    return value
+
+
+def render_summary(summary: dict[str, Any]) -> str:
+    """The whole post-mortem as readable text."""
+    s = summary["startup"]
+    out = [f"{summary['source']}: {summary['engine']}" + (f" {summary['version']}" if summary["version"] else "")]
+    startup_rows = [
+        ["weights", fmt(s.get("weights_gib"), 2, unit="GiB"), "loaded in", fmt(s.get("weight_load_s"), 1, unit="s")],
+        ["KV pool", fmt(s.get("kv_pool_tokens"), unit="tokens"), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
+        ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
+        ["CUDA graphs", fmt(s.get("cuda_graph_s"), 1, unit="s"), "memory", fmt(s.get("cuda_graph_gib"), 2, unit="GiB")],
+        ["compile", fmt(s.get("compile_s"), 1, unit="s"), "engine init",
+         fmt(s.get("init_s"), 1, unit="s") + (" (inferred)" if s.get("init_s_inferred") else "")],
+        ["ready after", ("≥ " if s.get("ready_s_approx") else "") + fmt(s.get("ready_s"), 1, unit="s"), "", ""],
+    ]
+    out += ["", "startup", render_table(startup_rows, None, align="lrlr", indent="  ")]
+    if s.get("timeline"):
+        rows = [[t["stage"], fmt(t["ranks"]), fmt(t["seconds"], 1), fmt(t["seconds_max"], 1),
+                 fmt(t["first_at_s"], 1), fmt(t["last_at_s"], 1)] for t in s["timeline"]]
+        out += ["", "cold start (s since the first line)",
+                render_table(rows, ["stage", "ranks", "took", "slowest", "first at", "last at"])]
+    out += ["", "phases and stable decode windows", render_windows(summary)]
+    pf_rows = []
+    for ph in summary["phases"]:
+        pf = ph["prefill"]
+        chunks = pf["first_request_chunks"]
+        curve = " → ".join(fmt(c["input_tps"], 0) for c in chunks if c["input_tps"] is not None)
+        pf_rows.append([str(ph["phase"]), fmt(pf["input_tps_mean"], 0), fmt(pf["input_tps_max"], 0),
+                        curve[:90] or "-"])
+    pf_rows = [r for r in pf_rows if r[1:] != ["-", "-", "-"]]
+    if pf_rows:
+        out += ["", "prefill", render_table(pf_rows, ["phase", "mean tok/s", "max tok/s",
+                                                      "first request, chunk by chunk (tok/s)"], align="lrrl")]
+    sp_rows = [[str(ph["phase"]), fmt(sp["mean_accept_len"], 2), fmt(None if sp["accept_rate"] is None
+                                                                     else 100 * sp["accept_rate"], 1),
+                fmt(sp["drafted_tps"], 1), fmt(sp["accepted_tps"], 1), fmt(sp["wasted_draft_pct"], 1)]
+               for ph in summary["phases"] if (sp := ph["spec"]) is not None]
+    if sp_rows:
+        out += ["", "speculative decoding", render_table(
+            sp_rows, ["phase", "accept len", "accept %", "drafted tok/s", "accepted tok/s", "wasted %"])]
+    if summary["degradation"]:
+        dg = [[tokens_label(d["from_input_tokens"]), tokens_label(d["to_input_tokens"]), f"{d['ratio']:.2f}x",
+               fmt(d["ratio_peak_over_mean"], 2)] for d in summary["degradation"]]
+        out += ["", "degradation (per-request decode throughput)",
+                render_table(dg, ["from", "to", "mean/mean", "peak/mean"], align="llrr")]
+    c = summary["counts"]
+    out += ["", "counts: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.items())]
+    diags = summary["diagnostics"]
+    out += ["", "diagnostics" + ("" if diags else ": none")]
+    if diags:
+        out.append(render_table([[d["severity"], d["code"], d["message"]] for d in diags],
+                                ["severity", "code", "message"], align="lll"))
+    return "\n".join(out)

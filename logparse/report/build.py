@@ -1,0 +1,665 @@
+"""`build_report`: logs and benchmark files in, one offline HTML page plus PNG/SVG/CSV out."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from logparse.errors import LogparseError
+from logparse.escape import for_terminal
+from logparse.report import findings as F
+from logparse.report import frames as R
+from logparse.report.facts import run_facts
+
+if TYPE_CHECKING:
+    from logparse.bench.analyze import BenchAnalysis
+
+
+@dataclass
+class ChartItem:
+    """One chart of the report: where it goes, what it says, and the frames it encodes."""
+
+    id: str
+    section: str
+    title: str
+    caption: str
+    chart: Any
+    data: dict[str, pl.DataFrame]
+    spec: dict[str, Any] | None = None
+    files: dict[str, str] = field(default_factory=dict)  # kind -> path relative to the report dir
+
+    @property
+    def short(self) -> str:
+        """The chart's kind in a word or two (for the table of contents)."""
+        return self.title.split(":", 1)[0]
+
+
+@dataclass
+class Note:
+    """Something the reader should know about the report itself (a chart skipped, a log not analysed)."""
+
+    section: str
+    message: str
+    severity: str = "info"
+
+
+@dataclass
+class Report:
+    """What `build_report` wrote and the objects it was built from."""
+
+    out_dir: Path
+    title: str
+    runs: list[R.LogRun]
+    bench: BenchAnalysis | None
+    bench_files: list[str]
+    charts: list[ChartItem]
+    notes: list[Note]
+    facts: list[dict[str, Any]]
+    tables: dict[str, pl.DataFrame]
+
+    @property
+    def index(self) -> Path:
+        """The HTML page."""
+        return self.out_dir / "index.html"
+
+
+class Progress:
+    """One line per step on stderr, only when stderr is a terminal (or when forced)."""
+
+    def __init__(self, enabled: bool | None = None) -> None:
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.t0 = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        if self.enabled:
+            print(
+                f"[{time.monotonic() - self.t0:6.1f}s] {for_terminal(message)}", file=sys.stderr, flush=True
+            )
+
+
+def slug(text: str) -> str:
+    """A file-name-safe id: lower case, runs of other characters as one dash."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
+
+
+def _line_counter(progress: Callable[[str], None], every: int = 250_000) -> Callable[[Any], None]:
+    """An `ingest` event sink that reports every `every` lines read."""
+    seen = 0
+
+    def count(_event: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if seen % every == 0:
+            progress(f"  {seen:,} lines")
+
+    return count
+
+
+def load_runs(
+    logs: Sequence[str | Path], *, progress: Callable[[str], None]
+) -> tuple[list[R.LogRun], list[Note]]:
+    """Ingest and analyse every log. Unreadable files raise; a log whose analysis fails is kept
+    with its error, so the report still shows what could be read."""
+    from logparse.analysis.analyze import analyze
+    from logparse.pipeline import ingest
+
+    runs: list[R.LogRun] = []
+    notes: list[Note] = []
+    names: set[str] = set()
+    for i, path in enumerate(logs, 1):
+        progress(f"reading {path} ({i}/{len(logs)})")
+        result = ingest(
+            path, on_event=_line_counter(progress) if getattr(progress, "enabled", False) else None
+        )
+        stem = Path(str(path)).name
+        for suffix in (".gz", ".log", ".txt"):
+            stem = stem.removesuffix(suffix)
+        name = f"{result.engine} {stem}"
+        if name in names:
+            name = f"{name} ({i})"
+        names.add(name)
+        progress(f"analysing {name}: {result.lines:,} lines")
+        analysis, error = None, None
+        try:
+            analysis = analyze(result.tables, engine=result.engine, source=name)
+        except LogparseError as exc:
+            error = str(exc)
+        except Exception as exc:
+            error = f"analysis failed: {type(exc).__name__}: {exc}"
+        if error is not None:
+            notes.append(Note(name, f"not analysed: {error}", "warning"))
+        runs.append(
+            R.LogRun(
+                path=str(path),
+                name=name,
+                engine=result.engine,
+                tables=result.tables,
+                analysis=analysis,
+                error=error,
+            )
+        )
+    return runs, notes
+
+
+def _guard(
+    items: list[ChartItem], notes: list[Note], section: str, what: str, make: Callable[[], ChartItem | None]
+) -> None:
+    """Build one chart; a failure becomes a note instead of ending the report."""
+    try:
+        item = make()
+    except Exception as exc:
+        notes.append(Note(section, f"{what} chart skipped: {type(exc).__name__}: {exc}", "warning"))
+        return
+    if item is not None:
+        items.append(item)
+
+
+def log_charts(runs: Sequence[R.LogRun], notes: list[Note]) -> list[ChartItem]:
+    """The server-log charts: degradation across logs, then each log's own."""
+    from logparse import charts as C
+
+    items: list[ChartItem] = []
+    analysed = [r for r in runs if r.analysis is not None]
+    if analysed:
+        deg = R.degradation_frame(analysed)
+        if deg.is_empty():
+            notes.append(
+                Note(
+                    "across logs",
+                    "degradation chart skipped: no log has a trusted stable decode "
+                    "window (see the diagnostics)",
+                )
+            )
+        else:
+            ratios = R.degradation_ratios(deg)
+
+            def make_deg() -> ChartItem:
+                return ChartItem(
+                    "degradation",
+                    "across logs",
+                    "Decode throughput against context length",
+                    F.degradation_caption(deg, ratios),
+                    C.degradation_chart(
+                        deg,
+                        subtitle="stable decode window of each phase; points labelled with the concurrency N",
+                    ),
+                    {"degradation": deg, "ratios": ratios},
+                )
+
+            _guard(items, notes, "across logs", "degradation", make_deg)
+            skipped = [r.name for r in analysed if r.name not in set(deg.get_column("source").to_list())]
+            for name in skipped:
+                notes.append(Note(name, "left out of the degradation chart: no trusted stable window"))
+    for run in runs:
+        if run.analysis is None:
+            continue
+        _log_charts(run, items, notes)
+    return items
+
+
+def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> None:
+    from logparse import charts as C
+
+    a = run.analysis
+    assert a is not None
+    sid, sec = slug(run.name), run.name
+
+    def timeline() -> ChartItem | None:
+        if a.samples.is_empty():
+            notes.append(Note(sec, "timeline skipped: the log has no decode stats lines"))
+            return None
+        samples, windows, events = R.timeline_frames(run)
+        return ChartItem(
+            f"timeline-{sid}",
+            sec,
+            f"Decode timeline: {run.name}",
+            F.timeline_caption(run, events),
+            C.decode_timeline_chart(
+                samples,
+                windows=windows,
+                events=R.thin(events, max_points=R.MAX_POINTS),  # the caption counts them all
+                heading=f"Decode timeline: {run.name}",
+                subtitle="stable windows shaded; OOM, preemption and JIT events as rules",
+            ),
+            {"samples": samples, "windows": windows, "events": events},
+        )
+
+    def kv() -> ChartItem | None:
+        got = R.kv_frames(run)
+        if got is None:
+            return None
+        usage, pool, unit = got
+        return ChartItem(
+            f"kv-{sid}",
+            sec,
+            f"KV cache usage: {run.name}",
+            F.kv_caption(run, usage, unit),
+            C.kv_usage_chart(usage, pool, unit=unit, heading=f"KV cache usage: {run.name}"),
+            {"usage": usage, "pool": pool},
+        )
+
+    def prefill() -> ChartItem | None:
+        chunks = R.prefill_frame(run)
+        if chunks.is_empty():
+            return None
+        return ChartItem(
+            f"prefill-{sid}",
+            sec,
+            f"Prefill chunks: {run.name}",
+            F.prefill_caption(chunks, run),
+            C.prefill_chunk_chart(
+                chunks,
+                heading=f"Prefill throughput across chunks: {run.name}",
+                subtitle="one line per request: each chunk's input throughput "
+                "against the context cached before it",
+            ),
+            {"chunks": chunks},
+        )
+
+    def spec_items() -> None:
+        if a.spec.is_empty():
+            return
+        acc, positions, draft = R.spec_frames(run)
+        if not acc.is_empty():
+            items.append(
+                ChartItem(
+                    f"spec-accept-{sid}",
+                    sec,
+                    f"Acceptance length: {run.name}",
+                    F.spec_caption(run),
+                    C.spec_acceptance_chart(
+                        acc,
+                        heading=f"Acceptance length over time: {run.name}",
+                        subtitle="1.0 = only the bonus token, no draft accepted",
+                    ),
+                    {"acceptance": acc},
+                )
+            )
+        if not positions.is_empty():
+            items.append(
+                ChartItem(
+                    f"spec-position-{sid}",
+                    sec,
+                    f"Per-position acceptance: {run.name}",
+                    F.position_caption(positions),
+                    C.spec_position_chart(
+                        positions, heading=f"Acceptance rate per draft position: {run.name}"
+                    ),
+                    {"positions": positions},
+                )
+            )
+        if not draft.is_empty():
+            items.append(
+                ChartItem(
+                    f"spec-draft-{sid}",
+                    sec,
+                    f"Drafted vs accepted: {run.name}",
+                    F.draft_caption(draft),
+                    C.spec_draft_chart(draft, heading=f"Drafted vs accepted draft tokens: {run.name}"),
+                    {"draft": draft},
+                )
+            )
+
+    def coldstart() -> ChartItem | None:
+        spans, instants = R.coldstart_frames(run)
+        if spans.is_empty() and instants.is_empty():
+            return None
+        if spans.is_empty():
+            notes.append(Note(sec, "cold-start chart skipped: no stage printed its duration"))
+            return None
+        return ChartItem(
+            f"coldstart-{sid}",
+            sec,
+            f"Cold start: {run.name}",
+            F.coldstart_caption(run),
+            C.coldstart_chart(
+                spans,
+                instants,
+                heading=f"Cold start per rank: {run.name}",
+                subtitle="bars end at the line that printed the stage's duration",
+            ),
+            {"spans": spans, "instants": instants},
+        )
+
+    def memory() -> ChartItem | None:
+        frame = R.memory_frame(run)
+        if frame.is_empty():
+            return None
+        unit = "GB" if run.engine == "sglang" else "GiB"
+        return ChartItem(
+            f"memory-{sid}",
+            sec,
+            f"GPU memory per rank: {run.name}",
+            F.memory_caption(frame, unit),
+            C.memory_split_chart(
+                frame,
+                unit=unit,
+                heading=f"GPU memory per rank: {run.name}",
+                subtitle=f"{unit} as printed by the engine; free = what the engine left unallocated",
+            ),
+            {"memory": frame},
+        )
+
+    _guard(items, notes, sec, "timeline", timeline)
+    _guard(items, notes, sec, "KV usage", kv)
+    _guard(items, notes, sec, "prefill", prefill)
+
+    try:
+        spec_items()
+    except Exception as exc:
+        notes.append(
+            Note(sec, f"speculative-decoding charts skipped: {type(exc).__name__}: {exc}", "warning")
+        )
+    _guard(items, notes, sec, "cold-start", coldstart)
+    _guard(items, notes, sec, "memory", memory)
+
+
+def bench_charts(bench: BenchAnalysis, notes: list[Note]) -> list[ChartItem]:
+    """The client-benchmark charts."""
+    from logparse import charts as C
+
+    items: list[ChartItem] = []
+    sec = "client benchmark"
+
+    def metrics() -> ChartItem | None:
+        frame = R.bench_metric_frame(bench)
+        if frame.is_empty():
+            notes.append(Note(sec, "metrics chart skipped: no row has a concurrency level"))
+            return None
+        slo = R.bench_slo_frame(bench)
+        return ChartItem(
+            "bench-metrics",
+            sec,
+            "Client metrics against concurrency",
+            F.bench_metrics_caption(bench),
+            C.bench_metrics_chart(frame, slo=slo, subtitle="solid: mean, dashed: P90; red: the SLOs"),
+            {"metrics": frame, "slo": slo},
+        )
+
+    def aggregate() -> ChartItem | None:
+        agg, peaks = R.aggregate_frames(bench)
+        if agg.is_empty():
+            return None
+        return ChartItem(
+            "bench-aggregate",
+            sec,
+            "Aggregate output",
+            F.aggregate_caption(bench),
+            C.aggregate_output_chart(
+                agg, peaks=peaks, subtitle="per-user TPS (mean) × concurrency; circles: peaks"
+            ),
+            {"aggregate": agg, "peaks": peaks},
+        )
+
+    def capacity() -> ChartItem | None:
+        frame = R.capacity_frame(bench)
+        if frame.get_column("value").drop_nulls().is_empty():
+            notes.append(
+                Note(sec, "capacity chart skipped: no configuration meets the SLOs at a tested level")
+            )
+            return None
+        think = bench.settings.get("think_s", 45.0)
+        return ChartItem(
+            "bench-capacity",
+            sec,
+            "Capacity: C_max and users",
+            F.capacity_caption(bench),
+            C.capacity_chart(frame, subtitle=f"N = C_max × (1 + {think:g} s / mean latency at C_max)"),
+            {"capacity": frame},
+        )
+
+    def speedup() -> ChartItem | None:
+        sp, be = R.speedup_frames(bench)
+        if sp.is_empty():
+            return None
+        return ChartItem(
+            "bench-spec-speedup",
+            sec,
+            "Speculative decoding speedup",
+            F.speedup_caption(bench),
+            C.spec_speedup_chart(
+                sp,
+                break_even=be,
+                subtitle="spec / direct per-user TPS (mean); dashed verticals: interpolated break-even",
+            ),
+            {"speedup": sp, "break_even": be},
+        )
+
+    def slo() -> ChartItem | None:
+        frame = R.slo_frame(bench)
+        if frame.is_empty():
+            return None
+        return ChartItem(
+            "bench-slo",
+            sec,
+            "SLO compliance",
+            F.slo_caption(bench),
+            C.slo_heatmap_chart(
+                frame,
+                subtitle=(
+                    f"TTFT ≤ {bench.settings.get('slo_ttft_ms', 1000):g} ms, per-user TPS ≥ "
+                    f"{bench.settings.get('slo_tps', 15):g} tok/s; marks: TTFT then TPS"
+                ),
+            ),
+            {"slo": frame},
+        )
+
+    for what, make in (
+        ("metrics", metrics),
+        ("aggregate", aggregate),
+        ("capacity", capacity),
+        ("speedup", speedup),
+        ("SLO", slo),
+    ):
+        _guard(items, notes, sec, what, make)
+    return items
+
+
+def report_tables(
+    runs: Sequence[R.LogRun],
+    bench: BenchAnalysis | None,
+    charts: Sequence[ChartItem],
+) -> dict[str, pl.DataFrame]:
+    """The tables shown under the charts (already computed by the analysis and bench layers)."""
+    tables: dict[str, pl.DataFrame] = {}
+    phases, windows, spec = [], [], []
+    for run in runs:
+        a = run.analysis
+        if a is None:
+            continue
+        log = pl.lit(run.name).alias("log")
+        if not a.phases.is_empty():
+            phases.append(
+                a.phases.select(
+                    log,
+                    "phase",
+                    "start",
+                    "duration_s",
+                    "concurrency",
+                    *[
+                        c
+                        for c in ("input_tokens", "input_tokens_estimated", "n_requests")
+                        if c in a.phases.columns
+                    ],
+                    "peak_running",
+                )
+            )
+        if not a.windows.is_empty():
+            windows.append(
+                a.windows.select(
+                    log,
+                    "phase",
+                    "concurrency",
+                    "samples",
+                    "duration_s",
+                    "gen_tps_mean",
+                    "gen_tps_min",
+                    "gen_tps_max",
+                    "cv",
+                    "per_request_tps",
+                    "ms_per_token",
+                    "trusted",
+                )
+            )
+        if not a.spec.is_empty():
+            spec.append(
+                a.spec.select(
+                    log,
+                    "phase",
+                    "mean_accept_len",
+                    "accept_rate",
+                    "drafted_tps",
+                    "accepted_tps",
+                    "wasted_draft_pct",
+                )
+            )
+    if phases:
+        tables["phases"] = pl.concat(phases, how="vertical_relaxed")
+    if windows:
+        tables["stable windows"] = pl.concat(windows, how="vertical_relaxed")
+    for item in charts:
+        if item.id == "degradation" and not item.data["ratios"].is_empty():
+            tables["degradation"] = item.data["ratios"]
+    if spec:
+        tables["speculative decoding"] = pl.concat(spec, how="vertical_relaxed")
+    if bench is not None:
+        tables["benchmark configurations"] = bench.configs.select(
+            "config",
+            "c_max_p90",
+            "users_p90",
+            "c_max_mean",
+            "users_mean",
+            "peak_aggregate_tps",
+            "peak_aggregate_concurrency",
+        )
+        from logparse.bench.export import spec_table
+
+        st = spec_table(bench)
+        if not st.is_empty():
+            tables["speculative break-even"] = st
+        checks = bench.checks.filter(pl.col("severity") != "ok")
+        if not checks.is_empty():
+            tables["benchmark consistency checks"] = checks
+    return tables
+
+
+def _scalar_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.select(
+        [c for c, t in frame.schema.items() if not isinstance(t, (pl.List, pl.Array, pl.Struct))]
+    )
+
+
+def write_outputs(
+    report: Report, *, images: bool, png_scale: float = 1.5, progress: Callable[[str], None]
+) -> None:
+    """Specs, PNG/SVG, CSV, index.html and summary.md under the report directory."""
+    from logparse.report import page, render
+
+    out = report.out_dir
+    for sub, exts in (("charts", (".png", ".svg")), ("tables", (".csv",))):
+        d = out / sub
+        d.mkdir(parents=True, exist_ok=True)
+        for old in d.iterdir():
+            if old.suffix in exts and old.is_file():
+                old.unlink()
+    for i, item in enumerate(report.charts, 1):
+        progress(f"rendering {item.id} ({i}/{len(report.charts)})")
+        item.spec = render.spec(item.chart)
+        if images:
+            png, svg = render.write_chart_files(item.spec, out / "charts", item.id, scale=png_scale)
+            item.files["png"] = f"charts/{png.name}"
+            item.files["svg"] = f"charts/{svg.name}"
+        for j, (part, frame) in enumerate(item.data.items()):
+            name = item.id if j == 0 else f"{item.id}.{part}"
+            _scalar_columns(frame).write_csv(out / "tables" / f"{name}.csv")
+            item.files[f"csv:{part}"] = f"tables/{name}.csv"
+    progress("writing index.html and summary.md")
+    report.index.write_text(page.render_html(report), encoding="utf-8")
+    (out / "summary.md").write_text(page.render_markdown(report), encoding="utf-8")
+
+
+def build_report(
+    logs: Sequence[str | Path],
+    bench_files: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    title: str | None = None,
+    slo_ttft_ms: float = 1000.0,
+    slo_tps: float = 15.0,
+    think_s: float = 45.0,
+    images: bool = True,
+    png_scale: float = 1.5,
+    progress: bool | None = None,
+) -> Report:
+    """Write the report of `logs` and `bench_files` into `out_dir`.
+
+    Parameters
+    ----------
+    logs
+        vLLM / SGLang server logs (any number, also none).
+    bench_files
+        Client benchmark result files (`logparse bench` formats; also none).
+    out_dir
+        Created if needed. Gets ``index.html`` (self-contained, works offline), ``charts/*.png``
+        and ``*.svg``, ``tables/<chart>.csv`` (each chart's data) and ``summary.md``.
+    title
+        Page title (default: from the inputs).
+    slo_ttft_ms, slo_tps, think_s
+        SLOs and think time for the benchmark analysis (`logparse bench`).
+    images
+        Write PNG and SVG files (the HTML page does not need them).
+    png_scale
+        Pixel density of the PNG files (1.0 = the chart's CSS pixel size).
+    progress
+        Progress lines on stderr; default: only when stderr is a terminal.
+    """
+    if not logs and not bench_files:
+        msg = "nothing to report: give at least one log or one --bench file"
+        raise ValueError(msg)
+    say = Progress(progress)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        from logparse.errors import InputError
+
+        raise InputError(f"{out}: exists and is not a directory; expected a directory for -o")
+    out.mkdir(parents=True, exist_ok=True)
+    runs, notes = load_runs(logs, progress=say)
+    bench = None
+    if bench_files:
+        from logparse.bench import analyze_bench, load_bench
+
+        say(f"reading {len(bench_files)} benchmark file(s)")
+        bench = analyze_bench(
+            load_bench([Path(p) for p in bench_files]),
+            slo_ttft_ms=slo_ttft_ms,
+            slo_tps=slo_tps,
+            think_s=think_s,
+        )
+    say("building charts")
+    charts = log_charts(runs, notes) + (bench_charts(bench, notes) if bench is not None else [])
+    if title is None:
+        engines = sorted({r.engine for r in runs})
+        title = "logparse report: " + (", ".join(r.name for r in runs) if runs else "client benchmark")
+        if len(title) > 120:
+            title = f"logparse report: {len(runs)} logs ({', '.join(engines)})"
+    report = Report(
+        out_dir=out,
+        title=title,
+        runs=runs,
+        bench=bench,
+        bench_files=[str(p) for p in bench_files],
+        charts=charts,
+        notes=notes,
+        facts=[run_facts(r) for r in runs],
+        tables=report_tables(runs, bench, charts),
+    )
+    write_outputs(report, images=images, png_scale=png_scale, progress=say)
+    say(f"wrote {report.index}")
+    return report

@@ -1,0 +1,92 @@
+"""`logparse report`: thin click command over `logparse.report.build_report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from logparse.escape import for_terminal
+
+
+@click.command("report", short_help="Write charts and an offline HTML report.")
+@click.argument("logs", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--bench",
+    "bench_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Client benchmark result file (repeatable): vllm bench serve, SGLang bench_serving, "
+    "Cordatus CSV, AIPerf/genai-perf.",
+)
+@click.option(
+    "-o",
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory to write index.html, charts/, tables/ and summary.md into.",
+)
+@click.option("--title", help="Page title (default: from the inputs).")
+@click.option(
+    "--slo-ttft-ms",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1000.0,
+    show_default=True,
+    help="TTFT SLO in ms for the benchmark charts.",
+)
+@click.option(
+    "--slo-tps",
+    type=click.FloatRange(min=0, min_open=True),
+    default=15.0,
+    show_default=True,
+    help="Per-user output rate SLO in tok/s.",
+)
+@click.option(
+    "--think-s",
+    type=click.FloatRange(min=0),
+    default=45.0,
+    show_default=True,
+    help="User think time Z in s for N = C_max x (1 + Z / L).",
+)
+@click.option(
+    "--no-images", is_flag=True, help="Skip the PNG and SVG files (the HTML page does not need them)."
+)
+def report_command(
+    logs: tuple[Path, ...],
+    bench_files: tuple[Path, ...],
+    out_dir: Path,
+    title: str | None,
+    slo_ttft_ms: float,
+    slo_tps: float,
+    think_s: float,
+    no_images: bool,
+) -> None:
+    """Write an offline HTML report (charts, findings, diagnostics, tables) for server LOGs
+    and/or client benchmark files.
+
+    \b
+    Examples:
+      logparse report vllm.log sglang.log -o report/
+      logparse report --bench results.csv -o report/
+      logparse report server.log --bench client.json -o report/
+    """
+    from logparse.report.build import build_report
+
+    if not logs and not bench_files:
+        raise click.UsageError("give at least one LOG or one --bench FILE")
+    report = build_report(
+        list(logs),
+        list(bench_files),
+        out_dir,
+        title=title,
+        slo_ttft_ms=slo_ttft_ms,
+        slo_tps=slo_tps,
+        think_s=think_s,
+        images=not no_images,
+    )
+    skipped = [n for n in report.notes if "skipped" in n.message or "not analysed" in n.message]
+    click.echo(
+        f"{for_terminal(report.index)}: {len(report.charts)} chart(s), {len(report.tables)} table(s)"
+        + (f", {len(skipped)} note(s) about skipped charts" if skipped else "")
+    )

@@ -1,0 +1,70 @@
+"""The run facts of one log for the report header: engine, version, model, ranks, N, inputs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+
+from logparse.report.frames import LogRun, rank_key, tokens_label
+
+_MODEL_COLUMNS = ("model", "served_model_name", "model_path", "model_tag")
+
+
+def _first(frame: pl.DataFrame | None, columns: tuple[str, ...]) -> str | None:
+    if frame is None or frame.is_empty():
+        return None
+    for column in columns:
+        if column in frame.columns:
+            values = frame.sort("line_no").get_column(column).drop_nulls()
+            values = values.filter(values.cast(pl.String).str.len_chars() > 0)
+            if values.len():
+                return str(values[0])
+    return None
+
+
+def run_facts(run: LogRun) -> dict[str, Any]:
+    """Facts for the header row of one log (values are plain text, not yet escaped).
+
+    Keys: ``log``, ``engine``, ``version``, ``model``, ``ranks``, ``concurrency``, ``inputs``,
+    ``phases``, ``lines``, ``coverage``.
+    """
+    config = run.tables.get("config")
+    a = run.analysis
+    facts: dict[str, Any] = {"log": run.name, "engine": run.engine}
+    facts["version"] = (a.version if a is not None and a.version else None) or _first(config, ("version",))
+    facts["model"] = _first(config, _MODEL_COLUMNS)
+    facts["ranks"] = rank_summary(run)
+    if a is not None and not a.phases.is_empty():
+        ns = sorted({int(n) for n in a.phases.get_column("concurrency").drop_nulls().to_list()})
+        facts["concurrency"] = ", ".join(str(n) for n in ns) or None
+        inputs = []
+        for row in a.phases.iter_rows(named=True):
+            if row.get("input_tokens") is not None:
+                label = ("~" if row.get("input_tokens_estimated") else "") + tokens_label(row["input_tokens"])
+                if label not in inputs:
+                    inputs.append(label)
+        facts["inputs"] = ", ".join(inputs) or None
+        facts["phases"] = a.phases.height
+    else:
+        facts["concurrency"] = facts["inputs"] = None
+        facts["phases"] = 0
+    total = sum(f.height for f in run.tables.values())
+    unparsed = run.tables["unparsed"].height if "unparsed" in run.tables else 0
+    facts["lines"] = total
+    facts["coverage"] = (total - unparsed) / total if total else None
+    return facts
+
+
+def rank_summary(run: LogRun) -> str | None:
+    """How many GPU ranks printed lines, e.g. ``8 (TP0–TP7)``; None when no rank label shows one."""
+    labels: set[str] = set()
+    for frame in run.tables.values():
+        if "rank" in frame.columns and frame.height:
+            labels.update(r for r in frame.get_column("rank").drop_nulls().unique().to_list())
+    gpu = sorted((r for r in labels if re.search(r"(?:TP|rank[ =]?)\d+", r)), key=rank_key)
+    if gpu:
+        return f"{len(gpu)} ({gpu[0]}–{gpu[-1]})" if len(gpu) > 1 else f"1 ({gpu[0]})"
+    tp = _first(run.tables.get("config"), ("tensor_parallel_size", "tp_size"))
+    return f"TP={tp}" if tp else None
