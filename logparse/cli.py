@@ -6,6 +6,7 @@ Subcommands live next to the code they drive and are imported only when invoked,
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 from typing import Any
 
@@ -17,14 +18,14 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 # command name -> (module, attribute, one-line help). Modules are imported on first use.
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "ingest": ("logparse.commands.ingest", "ingest_command", "Parse logs into typed event tables."),
+    "ingest": ("logparse.commands.ingest", "ingest_command", "Parse logs into typed Parquet tables; print a summary."),
     "patterns": ("logparse.commands.patterns", "patterns_group", "Check the grammar files."),
     "detect": ("logparse.commands.detect", "detect_command", "Score which engine wrote a log."),
     "summary": ("logparse.analysis.cli", "summary_command", "Post-mortem of one log."),
     "windows": ("logparse.analysis.cli", "windows_command", "Phases and stable decode windows."),
     "compare": ("logparse.analysis.cli", "compare_command", "Side-by-side table of several logs."),
-    "emulate": ("logparse.emulate.cli", "emulate_command", "Render a synthetic engine log."),
-    "bench": ("logparse.bench.cli", "bench_command", "Analyse client benchmark result files."),
+    "emulate": ("logparse.emulate.cli", "emulate_command", "Render a synthetic engine log with its truth."),
+    "bench": ("logparse.bench.cli", "bench_command", "SLO matrix, capacity, spec break-even of client results."),
     "reconcile": ("logparse.bench.cli", "reconcile_command", "Check a client result against a log."),
     "report": ("logparse.report.cli", "report_command", "Write charts and an offline HTML report."),
     "unknown": ("logparse.mining.cli", "unknown_command", "Cluster the lines no rule understood."),
@@ -36,6 +37,13 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in LAZY_COMMANDS if self._load(name) is not None)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # The one-line help kept here: listing commands imports none of them.
+        rows = [(name, LAZY_COMMANDS[name][2]) for name in sorted(LAZY_COMMANDS) if _importable(name)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return self._load(cmd_name)
@@ -62,6 +70,10 @@ class LazyGroup(click.Group):
             raise click.UsageError(str(exc)) from None
         except LogparseError as exc:
             raise click.ClickException(str(exc)) from None
+
+
+def _importable(name: str) -> bool:
+    return importlib.util.find_spec(LAZY_COMMANDS[name][0]) is not None
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
