@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from logparse.commands.options import slo_options
+
 from logparse.bench.analyze import analyze_bench
 from logparse.bench.export import write_tables
 from logparse.bench.readers import load_bench
@@ -14,27 +16,7 @@ from logparse.bench.render import render_text
 
 @click.command("bench", short_help="Analyse client benchmark result files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
-    "--slo-ttft-ms",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1000.0,
-    show_default=True,
-    help="TTFT SLO in ms (lower is better).",
-)
-@click.option(
-    "--slo-tps",
-    type=click.FloatRange(min=0, min_open=True),
-    default=15.0,
-    show_default=True,
-    help="Per-user output rate SLO in tok/s (higher is better).",
-)
-@click.option(
-    "--think-s",
-    type=click.FloatRange(min=0),
-    default=45.0,
-    show_default=True,
-    help="User think time Z in s for N = C_max x (1 + Z / L).",
-)
+@slo_options
 @click.option("--json", "as_json", is_flag=True, help="Print everything as one JSON document.")
 @click.option(
     "--out",

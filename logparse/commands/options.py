@@ -28,3 +28,19 @@ def grammar_options(func: F) -> F:
         "--year", type=click.IntRange(1970, 2200), default=None,
         help="Year for year-less vLLM timestamps when the log shows none (default: file's mtime).",
     )(func)
+
+
+def slo_options(func: F) -> F:
+    """`--slo-ttft-ms`, `--slo-tps`, `--think-s`: the client-side SLOs and think time."""
+    func = click.option(
+        "--think-s", type=click.FloatRange(min=0), default=45.0, show_default=True,
+        help="User think time Z in s for N = C_max x (1 + Z / L).",
+    )(func)
+    func = click.option(
+        "--slo-tps", type=click.FloatRange(min=0, min_open=True), default=15.0, show_default=True,
+        help="Per-user output rate SLO in tok/s (higher is better).",
+    )(func)
+    return click.option(
+        "--slo-ttft-ms", type=click.FloatRange(min=0, min_open=True), default=1000.0, show_default=True,
+        help="TTFT SLO in ms (lower is better).",
+    )(func)

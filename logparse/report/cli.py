@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from logparse.commands.options import slo_options
+
 from logparse.escape import for_terminal
 
 
@@ -28,27 +30,7 @@ from logparse.escape import for_terminal
     help="Directory to write index.html, charts/, tables/ and summary.md into.",
 )
 @click.option("--title", help="Page title (default: from the inputs).")
-@click.option(
-    "--slo-ttft-ms",
-    type=click.FloatRange(min=0, min_open=True),
-    default=1000.0,
-    show_default=True,
-    help="TTFT SLO in ms for the benchmark charts.",
-)
-@click.option(
-    "--slo-tps",
-    type=click.FloatRange(min=0, min_open=True),
-    default=15.0,
-    show_default=True,
-    help="Per-user output rate SLO in tok/s.",
-)
-@click.option(
-    "--think-s",
-    type=click.FloatRange(min=0),
-    default=45.0,
-    show_default=True,
-    help="User think time Z in s for N = C_max x (1 + Z / L).",
-)
+@slo_options
 @click.option(
     "--no-images", is_flag=True, help="Skip the PNG and SVG files (the HTML page does not need them)."
 )
