@@ -62,6 +62,7 @@ def check_grammar(grammar: Grammar, *, timing: bool = True) -> list[Problem]:
     for engine in grammar.engines:
         parser = LineParser(grammar, engine)
         problems.extend(_check_envelopes(grammar, parser))
+        problems.extend(_check_fast_envelopes(parser))
         problems.extend(_check_rules(grammar, parser))
     if timing:
         problems.extend(check_timing(grammar))
@@ -96,6 +97,36 @@ def _check_envelopes(grammar: Grammar, parser: LineParser) -> Iterator[Problem]:
                 continue
             got = {"ts": frame.ts, "level": frame.level, "rank": frame.rank, "pid": frame.pid}
             yield from _compare(env.file, where, sample, {k: v for k, v in got.items() if v is not None},
+                                strict=False)
+
+
+def _check_fast_envelopes(parser: LineParser) -> Iterator[Problem]:
+    """A fast envelope must read its samples exactly as the reference layers do, and translate."""
+    from logparse.fastpath.plan import fast_envelope_frame
+    from logparse.fastpath.translate import Untranslatable, translate
+
+    for fast in parser.engine.fast_envelopes:
+        try:
+            translate(fast.regex.pattern)
+        except Untranslatable as exc:
+            yield Problem(fast.file, f'fast_envelope "{fast.name}"', f"regex does not run on the fast path: {exc}")
+            continue
+        for sample in fast.samples:
+            where = f'fast_envelope "{fast.name}", sample {sample.index}'
+            got = fast_envelope_frame(fast, sample.line)
+            if got is None:
+                yield Problem(fast.file, where, "the regex does not match the sample (or an exclude does)",
+                              _caret(fast.regex, sample.line, full=False))
+                continue
+            frame = parser.envelope(sample.line)
+            want = (frame.envelope, frame.ts, frame.level, frame.rank, frame.pid, frame.body)
+            if got != want:
+                yield Problem(fast.file, where, "the reference layers read the sample differently",
+                              f"  fast     : {got}\n  reference: {want}",
+                              "tighten the regex, or add an `exclude` for lines an earlier envelope takes")
+                continue
+            values = {"ts": got[1], "level": got[2], "rank": got[3], "pid": got[4]}
+            yield from _compare(fast.file, where, sample, {k: v for k, v in values.items() if v is not None},
                                 strict=False)
 
 

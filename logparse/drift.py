@@ -88,10 +88,10 @@ def _anchored_rules(grammar: Grammar, engine: str) -> list[Rule]:
     return [r for r in grammar.engines[engine].rules if r.anchors and r.anchors[0] and not r.fallback]
 
 
-def _anchor_sets(unparsed: pl.DataFrame, anchors: Sequence[str]) -> pl.DataFrame:
+def _anchor_sets(unparsed: pl.DataFrame | pl.LazyFrame, anchors: Sequence[str]) -> pl.DataFrame:
     """Per distinct set of anchors found in raw lines: count, first line and a few example lines."""
     found = (
-        unparsed.select(
+        unparsed.lazy().select(
             "line_no", "raw",
             pl.col("raw").str.extract_many(list(anchors), overlapping=True)
             .list.unique().list.sort().list.join("\x00").alias("found"),
@@ -104,7 +104,18 @@ def _anchor_sets(unparsed: pl.DataFrame, anchors: Sequence[str]) -> pl.DataFrame
         .agg(pl.len().alias("lines"), pl.col("line_no").first().alias("first_line"),
              pl.col("line_no").head(EXAMPLES).alias("example_lines"),
              pl.col("raw").head(EXAMPLES).alias("examples"))
+        .collect()
     )
+
+
+def _columns(frame: pl.DataFrame | pl.LazyFrame) -> list[str]:
+    return frame.columns if isinstance(frame, pl.DataFrame) else frame.collect_schema().names()
+
+
+def _is_empty(frame: pl.DataFrame | pl.LazyFrame) -> bool:
+    if isinstance(frame, pl.DataFrame):
+        return frame.is_empty()
+    return frame.select(pl.len()).collect().item() == 0
 
 
 def analyse(result: IngestResult, *,
@@ -113,15 +124,15 @@ def analyse(result: IngestResult, *,
     grammar = result.grammar or load_grammar()
     rules = _anchored_rules(grammar, result.engine)
     typed: dict[str, dict[str, int]] = {}
-    for kind, frame in result.tables.items():
-        if kind == UNPARSED or "rule" not in frame.columns or frame.is_empty():
+    for kind, frame in result.tables.items():  # DataFrames, or lazy scans of a streamed log's files
+        if kind == UNPARSED or "rule" not in _columns(frame) or _is_empty(frame):
             continue
-        counts = frame.group_by("rule").len().sort("rule").iter_rows()
+        counts = frame.lazy().group_by("rule").len().collect().sort("rule").iter_rows()
         typed[kind] = {str(rule): int(n) for rule, n in counts}
     near: dict[str, int] = {}
     groups: dict[str, dict[str, Any]] = {}
     unparsed = result.tables.get(UNPARSED)
-    if rules and unparsed is not None and not unparsed.is_empty() and "raw" in unparsed.columns:
+    if rules and unparsed is not None and "raw" in _columns(unparsed) and not _is_empty(unparsed):
         # A rule's first anchor is its name-giving text ("Decode batch"); a new version may well
         # reword the others, so the first alone makes a line a near miss of the rule.
         anchors = sorted({r.anchors[0] for r in rules})

@@ -97,6 +97,28 @@ class Envelope(_Matchable):
 
 
 @dataclass(frozen=True)
+class FastEnvelope(_Matchable):
+    """The prefix of an engine's high-volume lines, as the fast path reads them (data, not code).
+
+    On a line that `regex` matches at its start and that no `exclude` pattern matches anywhere,
+    the reference layers (wrappers peeled, envelopes tried in order) must take envelope
+    `envelope` and give exactly these groups, with the rest of the line as the body (trailing
+    blanks removed when `strip`). Groups: `ts`, `wrapper_ts`, `level`, `rank`, `pid`,
+    `wrapper_rank`, `wrapper_pid`. `logparse patterns check` verifies this on the samples.
+    """
+
+    name: str
+    engine: str
+    envelope: str
+    source: str
+    regex: regex.Pattern[str]
+    samples: tuple[Sample, ...]
+    file: Path
+    strip: bool = False
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Rule(_Matchable):
     """One line shape of one event kind, matched against the whole body of a line."""
 
@@ -136,6 +158,7 @@ class EngineGrammar:
     envelopes: tuple[Envelope, ...]
     rules: tuple[Rule, ...]
     markers: tuple[str, ...] = ()
+    fast_envelopes: tuple[FastEnvelope, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -228,6 +251,7 @@ class _Loader:
         self.wrappers: list[Wrapper] = []
         self.envelopes: dict[str, list[Envelope]] = {}
         self.rules: dict[str, list[Rule]] = {}
+        self.fast_envelopes: dict[str, list[FastEnvelope]] = {}
         self.titles: dict[str, str] = {}
         self.markers: dict[str, list[str]] = {}
         self.engine_files: dict[str, list[Path]] = {}
@@ -248,7 +272,7 @@ class _Loader:
         except tomllib.TOMLDecodeError as exc:
             self.problem(path, "file", f"not valid TOML: {exc}")
             return
-        known = {"engine", "title", "defs", "detect", "kinds", "wrapper", "envelope", "rule"}
+        known = {"engine", "title", "defs", "detect", "kinds", "wrapper", "envelope", "rule", "fast_envelope"}
         for key in sorted(set(data) - known):
             self.problem(path, "file", f"unknown top-level key {key!r} (expected one of {sorted(known)})")
         defs = {**self.defs, **{str(k): str(v) for k, v in data.get("defs", {}).items()}}
@@ -278,6 +302,10 @@ class _Loader:
             rule = self._load_rule(path, engine, i, item, defs)
             if rule:
                 self.rules.setdefault(engine, []).append(rule)
+        for i, item in enumerate(data.get("fast_envelope", [])):
+            fast = self._load_fast_envelope(path, engine, i, item, defs)
+            if fast:
+                self.fast_envelopes.setdefault(engine, []).append(fast)
 
     def _load_kind(self, path: Path, kind: str, fields: Any) -> None:
         if not isinstance(fields, dict):
@@ -354,6 +382,33 @@ class _Loader:
                         distinctive=bool(item.get("distinctive", False)),
                         untyped=bool(item.get("untyped", False)))
 
+    def _load_fast_envelope(self, path: Path, engine: str, i: int, item: dict[str, Any],
+                            defs: Mapping[str, str]) -> FastEnvelope | None:
+        name = str(item.get("name", f"#{i + 1}"))
+        where = f'fast_envelope "{name}"'
+        compiled = self._compile(path, where, item.get("regex"), defs)
+        samples = self._samples(path, where, item.get("sample"))
+        envelope = item.get("envelope")
+        if not isinstance(envelope, str):
+            self.problem(path, where, "missing `envelope` (the name of the envelope it reads the lines of)")
+            return None
+        exclude = item.get("exclude", [])
+        exclude = [exclude] if isinstance(exclude, str) else list(exclude)
+        expanded = []
+        for j, pattern in enumerate(exclude):
+            compiled_ex = self._compile(path, f"{where}, exclude {j + 1}", pattern, defs)
+            if compiled_ex is not None:
+                expanded.append(compiled_ex.pattern)
+        if compiled is None or len(expanded) != len(exclude):
+            return None
+        unknown = set(compiled.groupindex) - {"ts", "wrapper_ts", "level", "rank", "pid", "wrapper_rank", "wrapper_pid"}
+        if unknown:
+            self.problem(path, where, f"unknown group(s) {sorted(unknown)}")
+            return None
+        return FastEnvelope(name=name, engine=engine, envelope=envelope, source=item["regex"], regex=compiled,
+                            samples=samples, file=path, strip=bool(item.get("strip", False)),
+                            exclude=tuple(expanded))
+
     def _load_rule(self, path: Path, engine: str, i: int, item: dict[str, Any],
                    defs: Mapping[str, str]) -> Rule | None:
         name = str(item.get("name", f"#{i + 1}"))
@@ -404,11 +459,17 @@ class _Loader:
                     self.problem(rule.file, f'rule "{rule.name}"',
                                  f"names unknown envelope(s) {sorted(rule.envelopes - envelope_names)}")
             ordered_env = [e for e in envelopes if not e.fallback] + [e for e in envelopes if e.fallback]
+            fast = self.fast_envelopes.get(engine, [])
+            for item in fast:
+                if item.envelope not in envelope_names:
+                    self.problem(item.file, f'fast_envelope "{item.name}"',
+                                 f"names unknown envelope {item.envelope!r}")
             ordered_rules = [r for r in rules if not r.fallback] + [r for r in rules if r.fallback]
             engines[engine] = EngineGrammar(
                 name=engine, title=self.titles.get(engine, engine), files=tuple(self.engine_files[engine]),
                 envelopes=tuple(ordered_env), rules=tuple(ordered_rules),
                 markers=tuple(dict.fromkeys(self.markers.get(engine, []))),
+                fast_envelopes=tuple(fast),
             )
         if self.problems:
             raise PatternError("\n".join(self.problems))

@@ -11,52 +11,71 @@ from logparse.escape import for_terminal
 from logparse.pipeline import IngestResult
 
 
-def first_value(tables: Mapping[str, pl.DataFrame], kind: str, column: str, *,
+Frame = pl.DataFrame | pl.LazyFrame
+
+
+def _lazy(frame: Frame) -> pl.LazyFrame:
+    return frame.lazy() if isinstance(frame, pl.DataFrame) else frame
+
+
+def _columns(frame: Frame) -> list[str]:
+    return frame.columns if isinstance(frame, pl.DataFrame) else frame.collect_schema().names()
+
+
+def first_value(tables: Mapping[str, Frame], kind: str, column: str, *,
                 how: str = "first", where: pl.Expr | None = None) -> Any:
-    """A single value of `kind.column` (first non-null, max, min or sum), or None."""
+    """A single value of `kind.column` (first non-null, max, min or sum), or None.
+
+    Tables may be DataFrames or lazy scans of Parquet files (a streamed log): the same query runs.
+    """
     frame = tables.get(kind)
-    if frame is None or column not in frame.columns:
+    if frame is None or column not in _columns(frame):
         return None
+    lazy = _lazy(frame)
     if where is not None:
-        frame = frame.filter(where)
-    series = frame.get_column(column).drop_nulls()
-    if series.is_empty():
-        return None
-    if how == "max":
-        return series.max()
-    if how == "min":
-        return series.min()
-    if how == "sum":
-        return series.sum()
-    return series[0]
+        lazy = lazy.filter(where)
+    values = pl.col(column).drop_nulls()
+    agg = {"max": values.max(), "min": values.min(), "sum": values.sum()}.get(how, values.first())
+    count, value = lazy.select(values.len().alias("n"), agg.alias("v")).collect().row(0)
+    return None if not count else value
 
 
-def _time_span(tables: Mapping[str, pl.DataFrame]) -> tuple[Any, Any]:
+def _time_span(tables: Mapping[str, Frame]) -> tuple[Any, Any]:
     starts, ends = [], []
     for frame in tables.values():
-        times = frame.get_column("time").drop_nulls()
-        if not times.is_empty():
-            starts.append(times.min())
-            ends.append(times.max())
+        start, end = _lazy(frame).select(pl.col("time").min(), pl.col("time").max().alias("end")).collect().row(0)
+        if start is not None:
+            starts.append(start)
+            ends.append(end)
     return (min(starts), max(ends)) if starts else (None, None)
 
 
-def _ranks(tables: Mapping[str, pl.DataFrame]) -> list[str]:
+def _ranks(tables: Mapping[str, Frame]) -> list[str]:
     seen: set[str] = set()
     for frame in tables.values():
-        seen.update(r for r in frame.get_column("rank").drop_nulls().unique().to_list())
+        seen.update(_lazy(frame).select(pl.col("rank").drop_nulls().unique()).collect().to_series().to_list())
     return sorted(seen)
 
 
-def _count_rows(tables: Mapping[str, pl.DataFrame], kind: str, where: pl.Expr | None = None) -> int:
+def _height(frame: Frame, where: pl.Expr | None = None) -> int:
+    lazy = _lazy(frame)
+    if where is not None:
+        lazy = lazy.filter(where)
+    return int(lazy.select(pl.len()).collect().item())
+
+
+def _count_rows(tables: Mapping[str, Frame], kind: str, where: pl.Expr | None = None) -> int:
     frame = tables.get(kind)
     if frame is None:
         return 0
-    return frame.height if where is None else frame.filter(where).height
+    return _height(frame, where)
 
 
 def headline(result: IngestResult) -> dict[str, Any]:
-    """Engine, version, span, ranks, line counts, coverage and the startup and trouble figures."""
+    """Engine, version, span, ranks, line counts, coverage and the startup and trouble figures.
+
+    `result` may also be a streamed log whose tables are lazy scans (`fastpath.run.StreamedLog`).
+    """
     t = result.tables
     start, end = _time_span(t)
     preempt = t.get("preemption")
@@ -64,19 +83,21 @@ def headline(result: IngestResult) -> dict[str, Any]:
     retractions = 0
     preemptions = 0
     if preempt is not None:
-        retractions = int(preempt.filter(retract_expr).select(pl.col("count").fill_null(1).sum()).item() or 0)
-        preemptions = preempt.filter(~retract_expr.fill_null(False)).height
+        lazy = _lazy(preempt)
+        retractions = int(lazy.filter(retract_expr).select(pl.col("count").fill_null(1).sum()).collect().item() or 0)
+        preemptions = _height(preempt, ~retract_expr.fill_null(False))
     stats_preempt = first_value(t, "engine_stats", "preemptions", how="sum")
     warnings = t.get("warning")
     by_category: dict[str, int] = {}
     if warnings is not None:
-        grouped = warnings.group_by(pl.col("category").fill_null("other")).len().sort("len", descending=True)
+        grouped = (_lazy(warnings).group_by(pl.col("category").fill_null("other")).len()
+                   .collect().sort("len", descending=True))
         by_category = {str(row[0]): int(row[1]) for row in grouped.iter_rows()}
     jit = t.get("jit_compile")
     jit_by_what: dict[str, int] = {}
-    if jit is not None and "what" in jit.columns:
-        grouped = (jit.group_by(pl.col("what").fill_null("other").str.split(":").list.first())
-                   .len().sort("len", descending=True))
+    if jit is not None and "what" in _columns(jit):
+        grouped = (_lazy(jit).group_by(pl.col("what").fill_null("other").str.split(":").list.first())
+                   .len().collect().sort("len", descending=True))
         jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
     return {
         "source": result.source,

@@ -45,6 +45,14 @@ def strip_ansi(text: str) -> str:
     return ANSI_RE.sub("", text)
 
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def int64(value: int) -> int | None:
+    """`value` if an Int64 column can hold it, else None (a 30-digit "count" is not a count)."""
+    return value if _INT64_MIN <= value <= _INT64_MAX else None
+
+
 def convert(value: str, typ: FieldType) -> Any:
     """Convert a captured string to its field type; None when it cannot be read as that type."""
     text = value.strip()
@@ -53,7 +61,7 @@ def convert(value: str, typ: FieldType) -> Any:
             return value
         if typ == "int":
             cleaned = text.replace(",", "").replace("_", "")
-            return int(cleaned) if "." not in cleaned else int(float(cleaned))
+            return int64(int(cleaned) if "." not in cleaned else int(float(cleaned)))
         if typ == "float":
             return float(text.replace(",", "").replace("_", "").rstrip("%"))
         if typ == "bool":
@@ -149,11 +157,11 @@ class LineParser:
             if pre:
                 found = list(PROCESS_PREFIX_RE.finditer(pre))
                 if found:
-                    rank, pid = found[-1]["rank"], int(found[-1]["pid"])
+                    rank, pid = found[-1]["rank"], int64(int(found[-1]["pid"]))
             if groups.get("rank") is not None:
                 rank = groups["rank"]
             if groups.get("pid") is not None:
-                pid = int(groups["pid"])
+                pid = int64(int(groups["pid"]))
             ts = groups.get("ts") or groups.get("wrapper_ts") or wrapper_ts
             return LineFrame(env.name, groups["body"] or "", env.untyped, ts, groups.get("level"), rank, pid)
         return LineFrame("", text, False, wrapper_ts, None, rank, pid)
@@ -307,7 +315,7 @@ def peel(wrappers: Sequence[Wrapper], text: str) -> Peeled:
             wrapper_ts = groups["wrapper_ts"]
         if groups.get("rank") is not None:
             rank = groups["rank"]
-            pid = int(groups["pid"]) if groups.get("pid") else None
+            pid = int64(int(groups["pid"])) if groups.get("pid") else None
         used.append(matcher.wrappers[index].name)
     return Peeled(text[pos:], wrapper_ts, rank, pid, tuple(used))
 

@@ -64,13 +64,15 @@ def ingest(
     year: int | None = None,
     patterns: Sequence[str | Path] = (),
     on_event: EventSink | None = None,
+    reference: bool = False,
 ) -> IngestResult:
     """Parse a vLLM or SGLang log (`-` for stdin, `.gz` accepted) into one DataFrame per kind.
 
     Parameters
     ----------
     path
-        The log file.
+        The log file. A folder of tables written by `logparse ingest --out` (one log's folder,
+        or one `run=<name>` of a dataset) is read back instead of parsed.
     engine
         `auto` (detect from the head of the log), or an engine name such as `vllm`, `sglang`.
     year
@@ -78,8 +80,37 @@ def ingest(
     patterns
         Extra grammar files (user rules), on top of the built-in ones and `LOGPARSE_PATTERNS`.
     on_event
-        Called with every event in line order, e.g. to stream JSON lines.
+        Called with every event in line order, e.g. to stream JSON lines (reads every line with
+        the reference parser).
+    reference
+        Read every line with the reference per-line parser (`LineParser`) instead of the
+        vectorised fast path. Both give the same tables; this one is slower.
     """
+    from logparse.fastpath.dataset import is_table_folder, read_table_folder
+
+    if is_table_folder(path):
+        return read_table_folder(Path(path), patterns=patterns)
+    if on_event is None and not reference:
+        return _ingest_fast(path, engine=engine, year=year, patterns=patterns)
+    return _ingest_reference(path, engine=engine, year=year, patterns=patterns, on_event=on_event)
+
+
+def _ingest_fast(path: str | Path, *, engine: str, year: int | None,
+                 patterns: Sequence[str | Path]) -> IngestResult:
+    """The fast path, in memory: blocks of lines, high-volume kinds read vectorised."""
+    from logparse.fastpath.sinks import MemorySink
+    from logparse.fastpath.stream import stream_log
+
+    grammar = load_grammar(patterns)
+    outcome, sink = stream_log(path, grammar, MemorySink, engine=engine, year=year)
+    assert isinstance(sink, MemorySink)
+    return IngestResult(source=outcome.source, engine=outcome.engine, scores=outcome.scores,
+                        tables=sink.tables(), stats=outcome.stats, counts=outcome.counts, grammar=grammar)
+
+
+def _ingest_reference(path: str | Path, *, engine: str, year: int | None, patterns: Sequence[str | Path],
+                      on_event: EventSink | None) -> IngestResult:
+    """The reference path: every line through `LineParser`, tables built in memory."""
     grammar = load_grammar(patterns)
     stats = ReadStats()
     name = describe(path)

@@ -5,7 +5,8 @@ import datetime as dt
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -99,19 +100,32 @@ def write_tables(tables: Mapping[str, pl.DataFrame], out: Path, *, force: bool =
     an interrupted run leaves the previous output as it was. Files in `out` that are not tables
     logparse wrote (e.g. the user's notes) are carried over.
     """
+    with table_folder(out, force=force) as tmp:
+        for kind, frame in tables.items():
+            frame.write_parquet(tmp / f"{kind}.parquet", compression="zstd", row_group_size=CHUNK_ROWS * 2)
+    return [out / f"{kind}.parquet" for kind in tables]
+
+
+@contextmanager
+def table_folder(out: Path, *, force: bool = False) -> Iterator[Path]:
+    """A fresh temporary folder beside `out` to write tables into; it replaces `out` atomically.
+
+    When the block ends normally the folder gets the `.logparse` marker and takes `out`'s place
+    (files of `out` that are not logparse's are carried over); when it raises, `out` stays as it
+    was and the temporary folder is removed. `--force` is needed for a non-empty foreign `out`.
+    """
     _check_out_dir(out, force=force)
     target = Path(os.path.abspath(out))
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(target, "tmp")
     tmp.mkdir()  # honours the umask, as a plain mkdir of `out` would
     try:
-        for kind, frame in tables.items():
-            frame.write_parquet(tmp / f"{kind}.parquet", compression="zstd", row_group_size=CHUNK_ROWS * 2)
+        yield tmp
         (tmp / MARKER_FILE).write_text("written by logparse\n", encoding="utf-8")
-        _swap_into_place(tmp, target, set(tables))
+        kinds = {p.stem for p in tmp.glob("*.parquet")}
+        _swap_into_place(tmp, target, kinds)
     finally:
         remove_tree(tmp)
-    return [out / f"{kind}.parquet" for kind in tables]
 
 
 def _swap_into_place(tmp: Path, out: Path, kinds: set[str]) -> None:
@@ -124,6 +138,8 @@ def _swap_into_place(tmp: Path, out: Path, kinds: set[str]) -> None:
     def carried(entry: Path) -> bool:
         if entry.name == MARKER_FILE or (entry.suffix == ".parquet" and (ours or entry.stem in kinds)):
             return False  # our marker, and tables (stale ones of an earlier run go too)
+        if ours and entry.is_dir() and entry.name.startswith(("run=", "kind=")):
+            return False  # the runs of an earlier dataset
         return True
 
     if out.is_symlink() or not out.is_dir():

@@ -5,6 +5,9 @@ old SGLang `HH:MM:SS`, docker `…T…Z`, journald `Mon DD HH:MM:SS`, FlashInfer
 stamp takes its year from the log itself (any full date in it), else `--year`, else the file's
 modification time; a date-less stamp takes the date likewise. Times run forward: when a stamp
 goes back by more than half a year (or a day, for date-less stamps) the year (day) rolls over.
+
+`TimeParser` reads stamps one by one; `logparse.fastpath.times.StreamTimes` applies the same rules
+to whole columns (the streaming ingest), and must be kept in step with it.
 """
 from __future__ import annotations
 
@@ -36,12 +39,15 @@ def infer_year(stamps: Iterable[str | None]) -> int | None:
 
 
 def infer_date(stamps: Iterable[str | None]) -> dt.date | None:
-    """The date of the first stamp in the log that prints one (for time-only stamps)."""
+    """The date of the first stamp in the log that prints a valid one (for time-only stamps)."""
     for ts in stamps:
         if ts:
             m = _FULL.search(ts)
             if m:
-                return dt.date(int(m["y"]), int(m["mo"]), int(m["d"]))
+                try:
+                    return dt.date(int(m["y"]), int(m["mo"]), int(m["d"]))
+                except ValueError:  # a damaged stamp (02-30): the next full date decides
+                    continue
     return None
 
 
@@ -64,6 +70,7 @@ class TimeParser:
             return None
         cached = self._cache.get(ts)
         if cached is not None:
+            self._last = cached  # a cache hit reads the stamp as a miss would
             return cached
         value = self._parse(ts)
         if value is not None:

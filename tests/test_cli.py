@@ -144,11 +144,12 @@ def test_python_api_mirrors_cli(vllm_log: Path) -> None:
     assert result.lines == 3 and result.coverage == pytest.approx(2 / 3)
 
 
-def test_several_logs_get_a_folder_each(vllm_log: Path, tmp_path: Path) -> None:
+def test_several_logs_make_a_dataset_partitioned_by_run_and_kind(vllm_log: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.log"
     other.write_text(SGL_DECODE + "\n")
     out = tmp_path / "multi"
-    assert run("ingest", str(vllm_log), str(other), "--out", str(out)).exit_code == 0
-    assert (out / "server" / "engine_stats.parquet").exists()
-    assert (out / "other" / "decode_batch.parquet").exists()
-    assert sorted(os.listdir(out / "other")) == [".logparse", "decode_batch.parquet"]
+    assert run("ingest", str(vllm_log), str(other), "--out", str(out), "--jobs", "1").exit_code == 0
+    assert (out / "run=server" / "kind=engine_stats" / "part-0.parquet").exists()
+    assert (out / "run=other" / "kind=decode_batch" / "part-0.parquet").exists()
+    assert sorted(os.listdir(out / "run=other")) == ["kind=decode_batch"]
+    assert (out / ".logparse").exists()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,6 @@ import click
 from logparse.commands.options import engine_option, grammar_options
 from logparse.escape import for_terminal, json_line
 from logparse.headline import headline, render_headline
-from logparse.pipeline import ingest
-from logparse.tables import write_tables
 
 
 def _json_default(value: Any) -> Any:
@@ -30,28 +29,134 @@ def _jsonl_sink(event: Mapping[str, Any]) -> None:
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @engine_option
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
-              help="Write DIR/<kind>.parquet (one folder per log, DIR/<name>/, when given several).")
+              help="Write DIR/<kind>.parquet. With several logs (a folder, a glob, several paths): a Parquet "
+                   "dataset DIR/run=<name>/kind=<kind>/part-0.parquet.")
 @click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "json"]), default="table",
               show_default=True,
               help="table: readable summary; json: the summary as JSON; jsonl: every event as a JSON line.")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out folder logparse did not create.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Logs parsed at once, one process each [default: the number of cores].")
+@click.option("--reference", is_flag=True,
+              help="Read every line with the reference per-line parser, in memory (slow; to cross-check "
+                   "the fast path, which gives the same tables).")
 @grammar_options
 def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: str, force: bool,
-                   patterns: tuple[Path, ...], year: int | None) -> None:
-    """Parse LOG (a file, a .gz, or - for stdin) into typed events and summarise it.
+                   jobs: int | None, reference: bool, patterns: tuple[Path, ...], year: int | None) -> None:
+    """Parse LOG (a file, a .gz, - for stdin, a folder or a glob of logs) into typed events and summarise it.
 
     Every line becomes exactly one event; lines no rule understands are kept as `unparsed`.
-    With --out, each event kind is written as a Parquet table DIR/<kind>.parquet.
+    With --out, each event kind is written as a Parquet table DIR/<kind>.parquet; several logs are
+    parsed in parallel into one dataset partitioned by run and kind, which polars, DuckDB or Spark
+    read as is. A progress bar is drawn on stderr for large inputs when it is a terminal.
     """
+    from logparse.fastpath.dataset import expand_inputs
+
+    files, several = expand_inputs(logs)
+    if fmt == "jsonl" or reference:
+        summaries = _ingest_in_memory(files, several, engine, out, fmt, force, reference, patterns, year)
+    elif several:
+        summaries = _ingest_dataset(files, engine, out, force, jobs, patterns, year, fmt)
+    else:
+        summaries = [_ingest_one(files[0], engine, out, force, patterns, year)]
+        if fmt == "table":
+            click.echo(render_headline(summaries[0]))
+    if fmt == "json":
+        payload = summaries[0] if len(summaries) == 1 and not several else summaries
+        click.echo(json.dumps(payload, indent=2, default=_json_default))
+
+
+def _ingest_one(log: str, engine: str, out: Path | None, force: bool, patterns: tuple[Path, ...],
+                year: int | None) -> dict[str, Any]:
+    """One log, streamed into --out (or a scratch folder): its headline facts."""
+    from logparse.fastpath.run import headline_facts, stream_to_folder
+    from logparse.tables import table_folder
+
+    if out is None:
+        with tempfile.TemporaryDirectory(prefix="logparse-") as tmp:
+            outcome, grammar = stream_to_folder(log, Path(tmp), engine=engine, year=year, patterns=patterns)
+            return headline_facts(outcome, Path(tmp), grammar)
+    with table_folder(out, force=force) as tmp:
+        outcome, grammar = stream_to_folder(log, tmp, engine=engine, year=year, patterns=patterns)
+    return headline_facts(outcome, out, grammar)
+
+
+def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool, jobs: int | None,
+                    patterns: tuple[Path, ...], year: int | None, fmt: str) -> list[dict[str, Any]]:
+    """Several logs, one process each, into a dataset DIR/run=<name>/kind=<kind>/ (or headlines only)."""
+    from logparse.fastpath import progress as progress_mod
+    from logparse.fastpath.dataset import Job, default_jobs, run_jobs, run_names
+    from logparse.reader import input_size
+    from logparse.tables import table_folder
+
+    processes = min(jobs or default_jobs(), len(files))
+    workers = 1 if processes > 1 else 0  # one process per log; a lone log may use the cores itself
+    names = run_names(files)
+    sizes = [input_size(f) or 0 for f in files]
+    total = sum(sizes)
+    bar = progress_mod.Progress(label=f"{len(files)} logs ") if progress_mod.wanted(total) else None
+    done_bytes = 0
+    printed = 0
+    results: list[dict[str, Any] | None] = [None] * len(files)
+
+    def on_done(i: int, facts: dict[str, Any]) -> None:
+        nonlocal done_bytes, printed
+        done_bytes += sizes[i]
+        results[i] = facts
+        if bar is not None:
+            bar(done_bytes, total)
+        while printed < len(files) and results[printed] is not None:
+            if bar is not None:
+                bar.close()
+            shown = results[printed]
+            if "error" in shown:  # type: ignore[operator]
+                click.echo(f"error: {for_terminal(shown['error'])} (skipped)", err=True)  # type: ignore[index]
+            elif fmt == "table":
+                if printed:
+                    click.echo("")
+                click.echo(render_headline(shown))  # type: ignore[arg-type]
+            printed += 1
+
+    def jobs_for(folder: Path | None) -> list[Job]:
+        return [Job(log=f, run=name, engine=engine, year=year, patterns=tuple(str(p) for p in patterns),
+                    folder=None if folder is None else str(folder / f"run={name}"), workers=workers)
+                for f, name in zip(files, names)]
+
+    try:
+        if out is None:
+            facts = run_jobs(jobs_for(None), processes=processes, on_done=on_done)
+        else:
+            with table_folder(out, force=force) as tmp:
+                facts = run_jobs(jobs_for(tmp), processes=processes, on_done=on_done)
+    finally:
+        if bar is not None:
+            bar.close()
+    failed = [f for f in facts if "error" in f]
+    if failed and len(failed) == len(facts):
+        raise click.ClickException(f"none of the {len(facts)} logs could be read")
+    if failed:
+        click.get_current_context().call_on_close(lambda: sys.exit(1))
+    return [f for f in facts if "error" not in f]
+
+
+def _ingest_in_memory(files: list[str], several: bool, engine: str, out: Path | None, fmt: str, force: bool,
+                      reference: bool, patterns: tuple[Path, ...], year: int | None) -> list[dict[str, Any]]:
+    """The reference pipeline: every line through `LineParser`, tables in memory, logs one by one."""
+    from logparse.fastpath.dataset import run_names
+    from logparse.pipeline import ingest
+    from logparse.tables import table_folder, write_tables
+
     summaries = []
-    for log in logs:
-        sink = _jsonl_sink if fmt == "jsonl" else None
-        result = ingest(log, engine=engine, year=year, patterns=patterns, on_event=sink)
-        if out is not None:
-            target = out if len(logs) == 1 else out / _folder_name(log)
-            write_tables(result.tables, target, force=force)
+    names = run_names(files)
+    sink = _jsonl_sink if fmt == "jsonl" else None
+    results = []
+    for log in files:
+        result = ingest(log, engine=engine, year=year, patterns=patterns, on_event=sink, reference=True)
+        if out is not None and not several:
+            write_tables(result.tables, out, force=force)
         facts = headline(result)
         summaries.append(facts)
+        results.append(result)
         if fmt == "table":
             if len(summaries) > 1:
                 click.echo("")
@@ -59,14 +164,11 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
         elif fmt == "jsonl":
             click.echo(f"{for_terminal(result.source)}: {result.lines:,} events ({result.engine}, coverage "
                        f"{result.coverage:.1%})", err=True)
-    if fmt == "json":
-        payload = summaries[0] if len(summaries) == 1 else summaries
-        click.echo(json.dumps(payload, indent=2, default=_json_default))
-
-
-def _folder_name(log: str) -> str:
-    name = "stdin" if log == "-" else Path(log).name
-    for suffix in (".gz", ".log", ".txt"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name or "log"
+    if out is not None and several:
+        with table_folder(out, force=force) as tmp:
+            for name, result in zip(names, results):
+                for kind, frame in result.tables.items():
+                    folder = tmp / f"run={name}" / f"kind={kind}"
+                    folder.mkdir(parents=True, exist_ok=True)
+                    frame.write_parquet(folder / "part-0.parquet", compression="zstd")
+    return summaries

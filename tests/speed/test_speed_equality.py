@@ -1,0 +1,149 @@
+"""The fast path gives exactly the tables of the reference path (`LineParser` on every line).
+
+Checked on every fixture and real-log excerpt, on every sample line of the grammars with all kinds
+read vectorised, and on hypothesis-generated logs mixing real lines, mutated lines (new numbers and
+timestamps, wrappers, colour codes, `\\r`, trailing blanks, non-ASCII, Ray suffixes) and junk, read
+in tiny blocks so that lines and rules meet block boundaries everywhere.
+"""
+from __future__ import annotations
+
+import functools
+import random
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from logparse.fastpath.sinks import MemorySink
+from logparse.fastpath.stream import stream_log
+from logparse.grammar import load_grammar
+from logparse.pipeline import ingest
+
+from speed_helpers import assert_same_ingest, assert_same_tables, corpus, corpus_lines, reference, sample_lines
+
+ALL_KINDS = frozenset(load_grammar().kinds)
+
+
+def _fast(path: Path | str, engine: str, *, year: int | None = None, block_bytes: int | None = None,
+          kinds: frozenset[str] | None = None):  # type: ignore[no-untyped-def]
+    options = {} if kinds is None else {"kinds": kinds}
+    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine=engine, year=year,
+                               block_bytes=block_bytes, **options)
+    assert isinstance(sink, MemorySink)
+    return outcome, sink.tables()
+
+
+@pytest.mark.parametrize(("engine", "path"), corpus(), ids=lambda v: v.name if isinstance(v, Path) else v)
+def test_every_fixture_and_real_log(engine: str, path: Path) -> None:
+    want = reference(path, engine)
+    assert_same_ingest(want, ingest(path, engine=engine), str(path))
+
+
+def test_the_corpus_with_every_kind_vectorised_in_small_blocks() -> None:
+    """All translatable rules on the fast path (not only the high-volume kinds), 1 KiB blocks."""
+    fast_lines = 0
+    for engine, path in corpus():
+        want = reference(path, engine)
+        outcome, tables = _fast(path, engine, block_bytes=1024, kinds=ALL_KINDS)
+        assert dict(outcome.counts) == dict(want.counts), path
+        assert outcome.stats == want.stats, path
+        assert_same_tables(want.tables, tables, str(path))
+        fast_lines += outcome.fast_lines
+    assert fast_lines > 1000  # the comparison is not vacuous
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_every_sample_line_of_the_grammar(engine: str, tmp_path: Path) -> None:
+    path = tmp_path / "samples.log"
+    path.write_text("\n".join(sample_lines(engine)) + "\n", encoding="utf-8")
+    want = reference(path, engine)
+    outcome, tables = _fast(path, engine, kinds=ALL_KINDS)
+    assert_same_tables(want.tables, tables, engine)
+    assert outcome.fast_lines > len(sample_lines(engine)) // 3  # many samples have other prefixes
+
+
+# -- generated logs -----------------------------------------------------------------------------
+@functools.cache
+def _pool(engine: str) -> tuple[str, ...]:
+    return tuple(corpus_lines(engine))
+
+
+_WRAPPERS = ["2025-04-06T07:55:21.108632509Z ", "[2025-08-12T08:42:32Z] ", "vllm-1  | ", "sglang-1  | ",
+             "(APIServer pid=1) ", "(EngineCore_DP0 pid=72) ", "(A pid=1) (B pid=2) ", "    ",
+             "Apr 05 18:07:38 gpu4090d bash[59857]: ", "(Worker pid=3)"]
+_ANSI = ["\x1b[1;36m", "\x1b[0m", "\x1b[0;0m", "[1;36m", "[0m", "^[[32m", "\x1b[2K"]
+_ODD = ["\r", "\r  \r", " ", "\t", "é", "█", "\x00", " DEBUG 01-02 03:04:05 [x.py:1] ",
+        " [repeated 3x across cluster]", "1,234", "nan", "-0", "99999999999999999999", "1.0", "INFO 06-05 14:58:46 "]
+
+
+def _mutate(line: str, rnd: random.Random) -> str:
+    how = rnd.randrange(9)
+    if how == 0:  # new numbers (timestamps too: rollovers, impossible dates)
+        return re.sub(r"[0-9]+", lambda m: str(rnd.randrange(10 ** len(m[0]))).zfill(len(m[0])), line)
+    if how == 1:
+        return rnd.choice(_WRAPPERS) + line
+    if how == 2:
+        pos = rnd.randrange(len(line) + 1)
+        return line[:pos] + rnd.choice(_ANSI) + line[pos:]
+    if how == 3:
+        return line + rnd.choice([" ", "  ", "\t", " \t"])
+    if how == 4:
+        pos = rnd.randrange(len(line) + 1)
+        return line[:pos] + rnd.choice(_ODD) + line[pos:]
+    if how == 5:
+        return line[: rnd.randrange(len(line) + 1)]
+    if how == 6:  # one number replaced by an odd spelling of a number
+        numbers = list(re.finditer(r"[0-9]+(?:\.[0-9]+)?", line))
+        if numbers:
+            m = rnd.choice(numbers)
+            return line[: m.start()] + rnd.choice(["1,234", "nan", "inf", "-1", "1e5", "007", "1.0", "0.5"]) + line[m.end():]
+        return line
+    return line
+
+
+@st.composite
+def generated_log(draw: st.DrawFn, engine: str) -> bytes:
+    pool = _pool(engine)
+    rnd = random.Random(draw(st.integers(0, 2**32 - 1)))
+    parts: list[bytes] = []
+    for _ in range(draw(st.integers(0, 40))):
+        kind = draw(st.sampled_from(["real", "real", "real", "mutated", "mutated", "junk", "bytes"]))
+        if kind == "real":
+            parts.append(rnd.choice(pool).encode())
+        elif kind == "mutated":
+            parts.append(_mutate(rnd.choice(pool), rnd).encode())
+        elif kind == "junk":
+            parts.append(draw(st.text(max_size=60)).replace("\n", " ").encode("utf-8", "surrogatepass"))
+        else:
+            parts.append(draw(st.binary(max_size=40)).replace(b"\n", b" "))
+    text = b"\n".join(parts)
+    if parts and draw(st.booleans()):
+        text += b"\n"
+    return text
+
+
+def _check_generated(engine: str, data: bytes, block: int, year: int | None, kinds: frozenset[str] | None,
+                     tmp_path: Path) -> None:
+    path = tmp_path / f"gen-{engine}.log"
+    path.write_bytes(data)
+    want = reference(path, engine, year)
+    outcome, tables = _fast(path, engine, year=year, block_bytes=block, kinds=kinds)
+    assert dict(outcome.counts) == dict(want.counts)
+    assert outcome.stats == want.stats
+    assert_same_tables(want.tables, tables, engine)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
+@given(data=generated_log("sglang"), block=st.integers(32, 4096), year=st.sampled_from([None, None, 2019]),
+       every_kind=st.booleans())
+def test_generated_sglang_logs(tmp_path: Path, data: bytes, block: int, year: int | None, every_kind: bool) -> None:
+    _check_generated("sglang", data, block, year, ALL_KINDS if every_kind else None, tmp_path)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None)
+@given(data=generated_log("vllm"), block=st.integers(32, 4096), year=st.sampled_from([None, None, 2019]),
+       every_kind=st.booleans())
+def test_generated_vllm_logs(tmp_path: Path, data: bytes, block: int, year: int | None, every_kind: bool) -> None:
+    _check_generated("vllm", data, block, year, ALL_KINDS if every_kind else None, tmp_path)

@@ -1,0 +1,123 @@
+"""Streaming: many small blocks, Parquet written row group by row group, the same tables as the
+reference; the log's year found late (a restart), stdin replayed from its spool, worker processes."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from logparse.cli import cli
+from logparse.fastpath.sinks import MemorySink, ParquetSink
+from logparse.fastpath.stream import stream_log
+from logparse.grammar import load_grammar
+
+from speed_helpers import FIXTURES, assert_same_tables, reference
+
+STATS = ("(APIServer pid=719) INFO 12-31 23:59:{s:02d} [loggers.py:271] Engine 000: Avg prompt throughput: "
+         "2870.5 tokens/s, Avg generation throughput: 0.8 tokens/s, Running: 10 reqs, Waiting: 0 reqs, GPU KV "
+         "cache usage: 20.8%, Prefix cache hit rate: 0.0%")
+FLASHINFER = ("(Worker_TP7 pid=308) 2019-07-28 17:18:31,838 - WARNING - autotuner.py:1315 - flashinfer.jit: "
+              "[Autotuner]: OOM detected, falling back to default tactic")
+
+
+def _modest_log(tmp_path: Path, engine: str) -> Path:
+    """The engine's fixtures one after the other: a few thousand lines of every shape."""
+    path = tmp_path / f"{engine}-all.log"
+    with path.open("wb") as out:
+        for p in sorted((FIXTURES / engine).glob("*.log")):
+            out.write(p.read_bytes())
+    return path
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_many_small_blocks_into_parquet_give_the_reference_tables(tmp_path: Path, engine: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import logparse.fastpath.sinks as sinks
+
+    monkeypatch.setattr(sinks, "ROW_GROUP_ROWS", 100)  # many row groups, written as they fill
+    path = _modest_log(tmp_path, engine)
+    out = tmp_path / "out"
+    out.mkdir()
+    outcome, _ = stream_log(path, load_grammar(), lambda: ParquetSink(out), engine=engine, block_bytes=4096)
+    assert outcome.stats.lines > 500 and path.stat().st_size // 4096 > 20  # many blocks
+    written = {p.stem: pl.read_parquet(p) for p in out.glob("*.parquet")}
+    big = max(written, key=lambda k: written[k].height)
+    assert pl.read_parquet_metadata(out / f"{big}.parquet") is not None
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(out / f"{big}.parquet").num_row_groups > 1
+    want = reference(path, engine)
+    assert_same_tables(want.tables, written, engine)
+    assert outcome.counts == want.counts and outcome.stats == want.stats
+
+
+def test_cli_streaming_output_equals_reference_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _modest_log(tmp_path, "sglang")
+    monkeypatch.setenv("LOGPARSE_BLOCK_BYTES", "8192")
+    fast = CliRunner().invoke(cli, ["ingest", str(path), "--out", str(tmp_path / "fast"), "--format", "json"])
+    ref = CliRunner().invoke(cli, ["ingest", str(path), "--out", str(tmp_path / "ref"), "--format", "json",
+                                   "--reference"])
+    assert fast.exit_code == 0 and ref.exit_code == 0, fast.output + ref.output
+    assert json.loads(fast.stdout) == json.loads(ref.stdout)  # the headline, computed from the files
+    names = sorted(p.name for p in (tmp_path / "ref").iterdir())
+    assert sorted(p.name for p in (tmp_path / "fast").iterdir()) == names
+    for name in names:
+        if name.endswith(".parquet"):
+            assert pl.read_parquet(tmp_path / "fast" / name).equals(pl.read_parquet(tmp_path / "ref" / name)), name
+
+
+def _late_year_log(tmp_path: Path) -> Path:
+    """Year-less stamps (that roll over into a new year) for many blocks, then the first full date."""
+    lines = [STATS.format(s=i % 60) for i in range(400)]
+    lines += [STATS.replace("12-31 23:59", "01-01 00:00").format(s=1), FLASHINFER, "junk"]
+    path = tmp_path / "late-year.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_year_found_late_reads_the_log_again(tmp_path: Path) -> None:
+    path = _late_year_log(tmp_path)
+    want = reference(path, "vllm")
+    assert want.tables["engine_stats"]["time"][0].year == 2019  # from the FlashInfer line at the end
+    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=4096)
+    assert outcome.restarts == 1
+    assert_same_tables(want.tables, sink.tables(), "late year")  # type: ignore[attr-defined]
+
+
+def test_stdin_is_replayed_from_its_spool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _late_year_log(tmp_path)
+    data = path.read_bytes()
+
+    class Stdin:
+        buffer = io.BytesIO(data)
+
+    monkeypatch.setattr(sys, "stdin", Stdin())
+    want = reference("-", "vllm")
+    Stdin.buffer = io.BytesIO(data)
+    outcome, sink = stream_log("-", load_grammar(), MemorySink, engine="vllm", block_bytes=4096)
+    assert outcome.restarts == 1 and outcome.source == "standard input"
+    assert_same_tables(want.tables, sink.tables(), "stdin")  # type: ignore[attr-defined]
+    assert outcome.stats == want.stats
+
+
+def test_worker_processes_give_the_same_tables(tmp_path: Path) -> None:
+    path = _modest_log(tmp_path, "vllm")
+    want = reference(path, "vllm")
+    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=16384, workers=2)
+    assert_same_tables(want.tables, sink.tables(), "workers")  # type: ignore[attr-defined]
+    assert outcome.counts == want.counts and outcome.stats == want.stats
+
+
+def test_a_log_that_grows_while_read_ends_at_its_size_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "live.log"
+    path.write_text((STATS.format(s=1) + "\n") * 50, encoding="utf-8")
+    size = path.stat().st_size
+    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=1024)
+    assert outcome.stats.bytes_read == size and outcome.counts == {"engine_stats": 50}
+    assert not os.environ.get("LOGPARSE_WORKERS")
