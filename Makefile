@@ -40,5 +40,9 @@ browser:
 reports: $(STAMP)
 	$(PY) -m logparse.report.examples
 
+## bench: time ingest on a generated 500 MB log next to grep -cE and a naive loop (+ a 2 GB RSS run)
+bench: $(STAMP)
+	$(PY) -m logparse.perf.bench --size 500M --rss-size 2G --out reports/bench.md
+
 clean:
 	rm -rf $(VENV) .demo-out .pytest_cache
