@@ -115,7 +115,7 @@ def _ingest_reference(path: str | Path, *, engine: str, year: int | None, patter
     stats = ReadStats()
     name = describe(path)
     lines = read_lines(path, stats)
-    chosen, scores, lines = _choose_engine(grammar, engine, lines, name)
+    chosen, scores, lines = choose_engine(grammar, engine, lines, name)
     parser = LineParser(grammar, chosen)
     builder = TableBuilder(grammar)
     for event in parser.iter_events(lines):
@@ -127,8 +127,9 @@ def _ingest_reference(path: str | Path, *, engine: str, year: int | None, patter
                         counts=dict(builder.counts), grammar=grammar)
 
 
-def _choose_engine(grammar: Grammar, engine: str, lines: Iterator[tuple[int, str]],
-                   name: str) -> tuple[str, dict[str, float], Iterator[tuple[int, str]]]:
+def choose_engine(grammar: Grammar, engine: str, lines: Iterator[tuple[int, str]],
+                  name: str) -> tuple[str, dict[str, float], Iterator[tuple[int, str]]]:
+    """The engine to parse with (`auto` detects it from the head) and the lines, head included."""
     if engine != "auto":
         if engine not in grammar.engines:
             known = ", ".join(sorted(grammar.engines))
