@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import io
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import example, given

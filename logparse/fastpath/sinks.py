@@ -19,8 +19,9 @@ from logparse.fastpath import profile
 from logparse.tables import CHUNK_ROWS
 
 ROW_GROUP_ROWS = CHUNK_ROWS * 2
-ROW_GROUP_BYTES = 16 << 20  # a wide table flushes earlier: memory stays bounded
-SINK_BYTES = 24 << 20  # rows waiting for their row group, all kinds together
+ROW_GROUP_BYTES = 8 << 20  # a wide table flushes earlier: memory stays bounded
+SINK_BYTES = 12 << 20  # rows waiting for their row group, all kinds together
+DIRECT_ROWS = 4096  # a block's rows of one kind at least this many: written as they come
 COMPRESSION = "zstd"
 
 
@@ -58,8 +59,16 @@ class _KindWriter:
         self.started = False  # a row group was handed over to be written
 
     def add(self, frame: pl.DataFrame) -> pa.Table | None:
-        """Buffer `frame`; return a full row group's table when one is ready to be written."""
+        """Buffer `frame`; return a full row group's table when one is ready to be written.
+
+        A block's worth of rows of a busy kind is a row group by itself: held back, such tables
+        would interleave with the next blocks' allocations and the process would grow (allocator
+        fragmentation) as the log goes on. Sparse kinds are gathered into fewer, larger groups.
+        """
         table = frame.to_arrow()
+        if not self.pending and table.num_rows >= DIRECT_ROWS:
+            self.started = True
+            return table
         self.pending.append(table)
         self.rows += table.num_rows
         self.bytes += table.nbytes
@@ -204,3 +213,4 @@ class ParquetSink:
 
 
 __all__ = ["MemorySink", "ParquetSink", "ROW_GROUP_ROWS"]
+

@@ -257,7 +257,7 @@ def _work_remote(block: Block, engine: str, kinds: frozenset[str] | None, extra:
         parser = _WORKER[("parser", engine)] = LineParser(grammar, engine)
     plan = None if kinds is None else plan_for(grammar, engine, kinds=kinds, extra_rules=extra)
     decoded = _work(grammar, engine, parser, plan, block)
-    # all-null columns need not travel back: the parent puts them back (`_full`)
+    # all-null columns need not travel back: `_run` puts them back in schema order
     frames = decoded.result.frames
     for kind, frame in frames.items():
         keep = [c for c, n in zip(frame.columns, frame.null_count().row(0)) if n < frame.height]
@@ -315,17 +315,18 @@ def stream_log(
     """Parse `path` block by block into a sink made by `sink_factory` (a new one after a restart).
 
     `reference` reads every line with `LineParser` (no vectorised rules). `workers` processes
-    parse blocks in parallel (1: everything in this process; None: the usable cores for inputs of
-    `PARALLEL_MIN_BYTES` or more, as the CLI does; worker processes are spawned, so a script
-    calling this needs the `if __name__ == "__main__":` guard). Returns what was learned and the
-    (closed) sink.
+    parse blocks in parallel (1, the default: everything in this process; None: `LOGPARSE_WORKERS`,
+    else the usable cores for inputs of `PARALLEL_MIN_BYTES` or more). Worker processes are
+    spawned, so a script using them needs the `if __name__ == "__main__":` guard; each holds its
+    own copy of polars, so memory grows with them while the gain is modest on 2 cores (see
+    reports/bench.md). Returns what was learned and the (closed) sink.
     """
     block_bytes = block_bytes or int(os.environ.get("LOGPARSE_BLOCK_BYTES", BLOCK_BYTES))
     source = _Source(path, block_bytes)
     source.open()
     pool = None
     try:
-        if workers is None:  # the CLI: worker processes for a large file (a library call stays in-process)
+        if workers is None:
             env = os.environ.get("LOGPARSE_WORKERS")
             workers = int(env) if env else (usable_cores() if (source.size or 0) >= PARALLEL_MIN_BYTES else 1)
         if workers > 1:
