@@ -17,13 +17,13 @@ from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
 from logparse.parse import LineParser
 from logparse.reader import ReadStats, describe, read_lines
-from logparse.tables import TableBuilder
+from logparse.tables import LineCounts, TableBuilder
 
 EventSink = Callable[[Mapping[str, Any]], None]
 
 
 @dataclass
-class IngestResult:
+class IngestResult(LineCounts):
     """The tables of one log, and what was learned while reading it."""
 
     source: str
@@ -40,21 +40,6 @@ class IngestResult:
     def get(self, kind: str) -> pl.DataFrame | None:
         """The table of `kind`, or None when the log has no such line."""
         return self.tables.get(kind)
-
-    @property
-    def lines(self) -> int:
-        """Number of input lines (= number of events)."""
-        return sum(self.counts.values())
-
-    @property
-    def typed_lines(self) -> int:
-        """Lines that became a kind other than `unparsed`."""
-        return self.lines - self.counts.get("unparsed", 0)
-
-    @property
-    def coverage(self) -> float:
-        """Typed lines over all lines (1.0 for an empty log)."""
-        return self.typed_lines / self.lines if self.lines else 1.0
 
 
 def ingest(

@@ -29,6 +29,27 @@ CHUNK_ROWS = 50_000
 MARKER_FILE = ".logparse"
 
 
+class LineCounts:
+    """Line totals derived from `counts` (events per kind) for any ingested-log result."""
+
+    counts: dict[str, int]
+
+    @property
+    def lines(self) -> int:
+        """Number of input lines (= number of events)."""
+        return sum(self.counts.values())
+
+    @property
+    def typed_lines(self) -> int:
+        """Lines that became a kind other than `unparsed`."""
+        return self.lines - self.counts.get("unparsed", 0)
+
+    @property
+    def coverage(self) -> float:
+        """Typed lines over all lines (1.0 for an empty log)."""
+        return self.typed_lines / self.lines if self.lines else 1.0
+
+
 def kind_schema(grammar: Grammar, kind: str) -> dict[str, pl.DataType]:
     """The polars schema of a kind's table: common columns, then the kind's fields."""
     schema: dict[str, pl.DataType] = {}

@@ -11,6 +11,7 @@ import polars as pl
 
 from logparse.grammar import Grammar, load_grammar
 from logparse.reader import ReadStats, input_size
+from logparse.tables import LineCounts
 from logparse.fastpath import progress as progress_mod
 from logparse.fastpath.dataset import scan_tables
 from logparse.fastpath.sinks import ParquetSink
@@ -18,7 +19,7 @@ from logparse.fastpath.stream import StreamOutcome, stream_log
 
 
 @dataclass
-class StreamedLog:
+class StreamedLog(LineCounts):
     """An ingested log whose tables are on disk: what `headline()` needs, tables as lazy scans."""
 
     source: str
@@ -28,18 +29,6 @@ class StreamedLog:
     stats: ReadStats
     counts: dict[str, int] = field(default_factory=dict)
     grammar: Grammar | None = None
-
-    @property
-    def lines(self) -> int:
-        return sum(self.counts.values())
-
-    @property
-    def typed_lines(self) -> int:
-        return self.lines - self.counts.get("unparsed", 0)
-
-    @property
-    def coverage(self) -> float:
-        return self.typed_lines / self.lines if self.lines else 1.0
 
 
 def stream_to_folder(log: str | Path, folder: Path, *, engine: str = "auto", year: int | None = None,
