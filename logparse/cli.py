@@ -21,7 +21,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "ingest": ("logparse.commands.ingest", "ingest_command", "Parse logs into typed Parquet tables; print a summary."),
     "patterns": ("logparse.commands.patterns", "patterns_group", "Check the grammar files."),
     "detect": ("logparse.commands.detect", "detect_command", "Score which engine wrote a log."),
-    "summary": ("logparse.analysis.cli", "summary_command", "Post-mortem of one log."),
+    "summary": ("logparse.analysis.cli", "summary_command", "Post-mortem of one log, or of each run of a dataset."),
     "windows": ("logparse.analysis.cli", "windows_command", "Phases and stable decode windows."),
     "compare": ("logparse.analysis.cli", "compare_command", "Side-by-side table of several logs."),
     "emulate": ("logparse.emulate.cli", "emulate_command", "Render a synthetic engine log with its truth."),

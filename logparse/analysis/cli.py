@@ -53,26 +53,92 @@ def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min
             "min_duration_s": min_duration}
 
 
-@click.command("summary", short_help="Post-mortem of one log.")
+@click.command("summary", short_help="Post-mortem of one log, or of each run of a dataset.")
 @click.argument("log", metavar="LOG")
 @engine_option
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help='Print the summary as JSON (a dataset: {"runs": [...], "fleet": [...]}).')
+@click.option("--brief", is_flag=True,
+              help="A dataset of several runs: print the fleet table only, not each run's summary "
+                   "(text output; ignored for one log).")
 @out_option
 @analysis_options
 @grammar_options
-def summary_command(log: str, engine: str, as_json: bool, out: Path | None, force: bool,
+def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path | None, force: bool,
                     concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
                     patterns: tuple[Path, ...], year: int | None) -> None:
-    """Post-mortem of LOG: startup, phases, stable decode windows, prefill, spec decoding, diagnostics."""
+    """Post-mortem of LOG: startup, phases, stable decode windows, prefill, spec decoding, diagnostics.
+
+    LOG is a log file, a folder of its tables (`logparse ingest LOG --out DIR`), or a dataset folder
+    of several logs (`logparse ingest DIR --out DATASET`). For a dataset, a fleet table with one row
+    per run comes first, then each run's summary; a run that cannot be analysed says why in its row
+    without stopping the others. --out DIR then writes DIR/fleet.parquet, DIR/fleet.csv and, per
+    run, DIR/<run>/summary.json with its tables.
+    """
+    from logparse.analysis.fleet import dataset_runs
     from logparse.analysis.summary import render_summary, summary_dict
     from logparse.tables import write_tables
 
-    analysis = _analyze(log, engine, patterns, year, _opts(concurrency, idle_gap, min_samples, min_duration))
+    opts = _opts(concurrency, idle_gap, min_samples, min_duration)
+    if dataset_runs(log):
+        _fleet_summary(Path(log), as_json=as_json, brief=brief, out=out, force=force, patterns=patterns,
+                       opts=opts)
+        return
+    analysis = _analyze(log, engine, patterns, year, opts)
     summary = summary_dict(analysis)
     if out is not None:
         write_tables(analysis.frames(), out, force=force)
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     click.echo(json.dumps(summary, indent=2) if as_json else render_summary(summary))
+
+
+def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | None, force: bool,
+                   patterns: tuple[Path, ...], opts: dict[str, Any]) -> None:
+    """`summary DATASET`: every run analysed (see `logparse.analysis.fleet`), the fleet table first."""
+    import sys
+    from contextlib import ExitStack
+
+    from logparse.analysis.fleet import (analyze_runs, dataset_runs, fleet_json, fleet_rows,
+                                         previous_out_names, progress_wanted, remove_stale_runs, render_fleet,
+                                         write_fleet, write_run)
+    from logparse.analysis.summary import render_summary
+    from logparse.escape import for_terminal
+    from logparse.tables import table_folder
+
+    def on_start(k: int, n: int, name: str) -> None:
+        click.echo(f"run {k}/{n}: {for_terminal(name)}", err=True)
+
+    progress = progress_wanted(len(dataset_runs(dataset)), sys.stderr)
+    runs = []
+    previous = [] if out is None else previous_out_names(out)
+    with ExitStack() as stack:
+        tmp = None if out is None else stack.enter_context(table_folder(out, force=force))
+        debug = bool(os.environ.get("LOGPARSE_DEBUG"))
+        for run in analyze_runs(dataset, patterns=patterns, raise_internal=debug,
+                                on_start=on_start if progress else None, **opts):
+            if tmp is not None:
+                write_run(tmp, run)
+            run.analysis = None  # its tables are written: keep only the summary
+            runs.append(run)
+        if all(run.error is not None for run in runs):  # raised inside: --out stays as it was
+            shown = "; ".join(f"{for_terminal(r.run)}: {for_terminal(r.error)}" for r in runs[:3])
+            raise click.ClickException(f"none of the {len(runs)} runs of {for_terminal(str(dataset))} "
+                                       f"could be analysed ({shown}{'; ...' if len(runs) > 3 else ''})")
+        rows = fleet_rows(runs)
+        if tmp is not None:
+            write_fleet(tmp, rows)
+    if out is not None:
+        remove_stale_runs(out, previous, runs)
+    if as_json:
+        click.echo(json.dumps(fleet_json(runs, rows), indent=2))
+        return
+    parts = [f"{for_terminal(str(dataset))}: {len(runs)} runs", "", render_fleet(rows)]
+    if not brief:
+        for run in runs:
+            if run.summary is not None:
+                title = f"== run {for_terminal(run.run)} "
+                parts += ["", "", title + "=" * max(3, 100 - len(title)), render_summary(run.summary)]
+    click.echo("\n".join(parts))
 
 
 @click.command("windows", short_help="Phases and stable decode windows.")

@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["samples", "phases", "windows", "degradation", "prefill", "coldstart"]
+MODULES = ["samples", "phases", "windows", "degradation", "prefill", "coldstart", "fleet"]
 
 
 @pytest.mark.parametrize("name", MODULES)
