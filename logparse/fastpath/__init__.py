@@ -1,6 +1,6 @@
 """The fast, streaming ingest: the same tables as the reference parser, read block by block.
 
-* `blocks`    read a log as blocks of complete lines (the line rules of `reader.iter_lines`)
+* `blocks`    blocks of complete lines (`reader.iter_blocks`, re-exported) and a spool for pipes
 * `plan`      compose each engine's `[[fast_envelope]]` prefixes with its rules into anchored Rust
               patterns (`translate` turns grammar regexes into Rust syntax)
 * `chunk`     parse one block: lines the fast rules read are extracted vectorised with polars,
