@@ -58,6 +58,13 @@ def for_html(text: object) -> str:
     return html.escape(for_terminal(text, keep_newlines=True), quote=True)
 
 
+def json_default(value: object) -> object:
+    """`json.dumps(default=...)` of logparse's JSON outputs: dates and times as ISO text, else `str`."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
 def json_line(value: object, **kwargs: object) -> str:
     """`json.dumps` that also escapes DEL, C1 and bidi characters (`ensure_ascii=False` keeps them).
 
@@ -68,4 +75,4 @@ def json_line(value: object, **kwargs: object) -> str:
     return text if text.isascii() else text.translate(_JSON_TABLE)
 
 
-__all__ = ["for_html", "for_terminal", "json_line"]
+__all__ = ["for_html", "for_terminal", "json_default", "json_line"]

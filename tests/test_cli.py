@@ -149,7 +149,7 @@ def test_several_logs_make_a_dataset_partitioned_by_run_and_kind(vllm_log: Path,
     other.write_text(SGL_DECODE + "\n")
     out = tmp_path / "multi"
     assert run("ingest", str(vllm_log), str(other), "--out", str(out), "--jobs", "1").exit_code == 0
-    assert (out / "run=server" / "kind=engine_stats" / "part-0.parquet").exists()
-    assert (out / "run=other" / "kind=decode_batch" / "part-0.parquet").exists()
+    assert (out / "run=server" / "kind=engine_stats" / "part-00000.parquet").exists()
+    assert (out / "run=other" / "kind=decode_batch" / "part-00000.parquet").exists()
     assert sorted(os.listdir(out / "run=other")) == ["kind=decode_batch"]
     assert (out / ".logparse").exists()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -12,13 +13,8 @@ import click
 
 from logparse.commands.options import engine_option, grammar_options
 from logparse.escape import for_terminal, json_line
+from logparse.escape import json_default as _json_default
 from logparse.headline import headline, render_headline
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return str(value)
 
 
 def _jsonl_sink(event: Mapping[str, Any]) -> None:
@@ -30,16 +26,18 @@ def _jsonl_sink(event: Mapping[str, Any]) -> None:
 @engine_option
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
               help="Write DIR/<kind>.parquet. With several logs (a folder, a glob, several paths): a Parquet "
-                   "dataset DIR/run=<name>/kind=<kind>/part-0.parquet.")
+                   "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet.")
 @click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "json"]), default="table",
               show_default=True,
-              help="table: readable summary; json: the summary as JSON; jsonl: every event as a JSON line.")
+              help="table: readable summary; json: the summary as JSON; jsonl: every event as a JSON line on "
+                   "stdout, in line order, streamed block by block (with --out the tables are written too; "
+                   "several logs: one after another).")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out folder logparse did not create.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Logs parsed at once, one process each [default: the number of cores].")
+              help="Logs parsed at once, one thread each [default: the number of cores].")
 @click.option("--reference", is_flag=True,
               help="Read every line with the reference per-line parser, in memory (slow; to cross-check "
-                   "the fast path, which gives the same tables).")
+                   "the fast path, which gives the same tables and the same JSON lines).")
 @grammar_options
 def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: str, force: bool,
                    jobs: int | None, reference: bool, patterns: tuple[Path, ...], year: int | None) -> None:
@@ -53,8 +51,10 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
     from logparse.fastpath.dataset import expand_inputs
 
     files, several = expand_inputs(logs)
-    if fmt == "jsonl" or reference:
+    if reference or (fmt == "jsonl" and not _jsonl_streams(files, patterns)):
         summaries = _ingest_in_memory(files, several, engine, out, fmt, force, reference, patterns, year)
+    elif fmt == "jsonl":
+        summaries = _ingest_jsonl(files, several, engine, out, force, patterns, year)
     elif several:
         summaries = _ingest_dataset(files, engine, out, force, jobs, patterns, year, fmt)
     else:
@@ -81,16 +81,71 @@ def _ingest_one(log: str, engine: str, out: Path | None, force: bool, patterns: 
     return headline_facts(outcome, out, grammar)
 
 
+def _jsonl_streams(files: list[str], patterns: tuple[Path, ...]) -> bool:
+    """Whether the JSON lines can come from the streamed tables (else: the reference path, as before).
+
+    Not for a folder of tables written earlier (read back, not parsed), nor with a user grammar
+    whose fields a table cannot give back as the parser made them (`fastpath.jsonl.unfaithful`).
+    """
+    from logparse.fastpath.dataset import is_table_folder
+    from logparse.fastpath.jsonl import unfaithful
+    from logparse.grammar import load_grammar
+
+    if any(f != "-" and is_table_folder(f) for f in files):
+        return False
+    return not unfaithful(load_grammar(patterns))
+
+
+def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None, force: bool,
+                  patterns: tuple[Path, ...], year: int | None) -> list[dict[str, Any]]:
+    """Each log in turn, block by block: its events as JSON lines on stdout (and its tables into --out)."""
+    from logparse.fastpath.dataset import run_names
+    from logparse.fastpath.jsonl import JsonlOutput
+    from logparse.fastpath.sinks import ParquetSink, TeeSink
+    from logparse.fastpath.stream import Sink, stream_log
+    from logparse.grammar import load_grammar
+    from logparse.tables import LineCounts, table_folder
+
+    grammar = load_grammar(patterns)
+    workers = int(os.environ.get("LOGPARSE_WORKERS", "1") or 1)
+
+    def one(log: str, folder: Path | None, layout: str) -> None:
+        output = JsonlOutput(grammar, sys.stdout)
+
+        def sink() -> Sink:
+            if folder is None:
+                return output.sink()
+            return TeeSink(output.sink(), ParquetSink(folder, layout=layout))
+
+        outcome, _ = stream_log(log, grammar, sink, engine=engine, year=year, workers=workers)
+        counts = LineCounts()
+        counts.counts = outcome.counts
+        click.echo(f"{for_terminal(outcome.source)}: {counts.lines:,} events ({outcome.engine}, coverage "
+                   f"{counts.coverage:.1%})", err=True)
+
+    if out is None:
+        for log in files:
+            one(log, None, "flat")
+    else:
+        with table_folder(out, force=force) as tmp:
+            for log, name in zip(files, run_names(files)):
+                if several:
+                    one(log, tmp / f"run={name}", "hive")
+                else:
+                    one(log, tmp, "flat")
+    return []
+
+
 def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool, jobs: int | None,
                     patterns: tuple[Path, ...], year: int | None, fmt: str) -> list[dict[str, Any]]:
-    """Several logs, one process each, into a dataset DIR/run=<name>/kind=<kind>/ (or headlines only)."""
+    """Several logs, side by side in threads, into a dataset DIR/run=<name>/kind=<kind>/ (or headlines only)."""
     from logparse.fastpath import progress as progress_mod
     from logparse.fastpath.dataset import Job, default_jobs, run_jobs, run_names
     from logparse.reader import input_size
     from logparse.tables import table_folder
 
-    processes = min(jobs or default_jobs(), len(files))
-    workers = 1 if processes > 1 else 0  # one process per log; a lone log may use the cores itself
+    parallel = min(jobs or default_jobs(), len(files))
+    workers = 1 if parallel > 1 else 0  # one thread per log; a lone log may use the cores itself
     names = run_names(files)
     sizes = [input_size(f) or 0 for f in files]
     total = sum(sizes)
@@ -124,10 +179,10 @@ def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool
 
     try:
         if out is None:
-            facts = run_jobs(jobs_for(None), processes=processes, on_done=on_done)
+            facts = run_jobs(jobs_for(None), parallel=parallel, on_done=on_done)
         else:
             with table_folder(out, force=force) as tmp:
-                facts = run_jobs(jobs_for(tmp), processes=processes, on_done=on_done)
+                facts = run_jobs(jobs_for(tmp), parallel=parallel, on_done=on_done)
     finally:
         if bar is not None:
             bar.close()
@@ -143,6 +198,7 @@ def _ingest_in_memory(files: list[str], several: bool, engine: str, out: Path | 
                       reference: bool, patterns: tuple[Path, ...], year: int | None) -> list[dict[str, Any]]:
     """The reference pipeline: every line through `LineParser`, tables in memory, logs one by one."""
     from logparse.fastpath.dataset import run_names
+    from logparse.fastpath.sinks import part_file
     from logparse.pipeline import ingest
     from logparse.tables import table_folder, write_tables
 
@@ -170,5 +226,5 @@ def _ingest_in_memory(files: list[str], several: bool, engine: str, out: Path | 
                 for kind, frame in result.tables.items():
                     folder = tmp / f"run={name}" / f"kind={kind}"
                     folder.mkdir(parents=True, exist_ok=True)
-                    frame.write_parquet(folder / "part-0.parquet", compression="zstd")
+                    frame.write_parquet(folder / part_file(0), compression="zstd")
     return summaries

@@ -12,6 +12,7 @@ Every line still gives exactly one event; the result is one DataFrame per kind (
 from __future__ import annotations
 
 import io
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,7 @@ class ChunkContext:
     stats: ReadStats
     schemas: dict[str, dict[str, pl.DataType]] = field(default_factory=dict)
     slow_rules: Counter[str] = field(default_factory=Counter)
+    nulls: dict[int, tuple[str, ...]] = field(default_factory=dict)  # see `ChunkResult.nulls`
 
     def schema(self, kind: str) -> dict[str, pl.DataType]:
         """The columns of a kind's table without `time`."""
@@ -61,13 +63,28 @@ class ChunkContext:
 
 @dataclass
 class ChunkResult:
-    """The events of one block: a frame per kind (no `time`), and the `ts` of every line."""
+    """The events of one block: a frame per kind (no `time`), and the `ts` of every line.
+
+    `nulls` names, per line number, the fields its event holds with the value None (a rule
+    captured the text but it did not convert). A table cannot tell those from the fields the
+    event lacks (an optional group that did not take part), which are null too; the JSON lines
+    of `--format jsonl` can (see `fastpath.jsonl`).
+    """
 
     first_line: int
     frames: dict[str, pl.DataFrame]
     ts: pl.Series
     counts: Counter[str]
     fast_lines: int = 0
+    nulls: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+
+_COMMON = 8  # an event's first keys: kind, line_no, ts, engine, rank, pid, level, rule
+
+
+def event_nulls(event: dict[str, Any]) -> tuple[str, ...]:
+    """The fields (not the common keys) that `event` holds with the value None."""
+    return tuple(k for k, v in itertools.islice(event.items(), _COMMON, None) if v is None)
 
 
 def lines_from_bytes(data: bytes) -> pl.Series:
@@ -210,7 +227,7 @@ def _parse_block(ctx: ChunkContext, data: bytes, first_line: int, lines: pl.Seri
         for kind, parts in frames.items():
             frame = parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
             out[kind] = frame.sort("line_no") if len(parts) > 1 else frame
-    return ChunkResult(first_line, out, ts, counts, fast_count)
+    return ChunkResult(first_line, out, ts, counts, fast_count, nulls=ctx.nulls)
 
 
 def _reference_lines(ctx: ChunkContext, data: bytes, first_line: int, lines: pl.Series, slow_idx: pl.Series,
@@ -233,6 +250,7 @@ def _reference_lines(ctx: ChunkContext, data: bytes, first_line: int, lines: pl.
         rows: dict[str, list[dict[str, Any]]] = {}
         stamps: list[str | None] = []
         parse = ctx.parser.parse
+        nulls = ctx.nulls
         for i, text in zip(idx_list, texts_slow):
             if i in bad_set:
                 text = _decode(raw_lines[i], stats)  # type: ignore[index]
@@ -241,6 +259,9 @@ def _reference_lines(ctx: ChunkContext, data: bytes, first_line: int, lines: pl.
             stamps.append(event["ts"])
             if event["rule"] is not None:
                 ctx.slow_rules[event["rule"]] += 1
+                missing = event_nulls(event)
+                if missing:
+                    nulls[first_line + i] = missing
         ts_parts.append((slow_idx, pl.Series("ts", stamps, dtype=pl.String)))
         for kind, kind_rows in rows.items():
             frames.setdefault(kind, []).append(pl.from_dicts(kind_rows, schema=ctx.schema(kind), strict=False))
@@ -397,7 +418,7 @@ def _rule_frame(ctx: ChunkContext, rule: RulePlan, got: pl.DataFrame, idx: pl.Se
             continue
         raws[fplan.name] = raw
         conv = _cast(raw, fplan.typ)
-        if fplan.typ in ("int", "float", "floats"):
+        if fplan.typ in ("int", "float", "floats", "bool"):
             checks[fplan.name] = (raw, fplan.typ)
         if fplan.name in constants:
             dtype = schema.get(fplan.name, POLARS_TYPES[fplan.typ])
@@ -433,9 +454,14 @@ def _rule_frame(ctx: ChunkContext, rule: RulePlan, got: pl.DataFrame, idx: pl.Se
     frame = got.with_columns(idx.alias(_IDX)).lazy().select(*columns, *failed).collect()
     if failed:
         flags = frame.select(pl.col(f"__failed_{n}").any() for n in checks if n in schema).row(0)
+        fields = {f.name for f in rule.fields}
         for name, flag in zip([n for n in checks if n in schema], flags):
             if flag:
                 frame = _patch_column(frame, name, got, checks[name][0], checks[name][1])
+                if name in fields:  # captured, yet None for the reference too: a field present as null
+                    still_null = pl.col(f"__failed_{name}") & pl.col(name).is_null()
+                    for line in frame.filter(still_null).get_column("line_no").to_list():
+                        ctx.nulls[line] = (*ctx.nulls.get(line, ()), name)
         frame = frame.drop([f"__failed_{n}" for n in checks if n in schema])
     return frame, frame.get_column("ts")
 
@@ -479,4 +505,5 @@ def _patch_column(frame: pl.DataFrame, name: str, got: pl.DataFrame, raw: pl.Exp
     return frame.with_columns(column.scatter(idx, fixed))
 
 
-__all__ = ["ANSI_RUST", "ChunkContext", "ChunkResult", "block_is_plain", "lines_from_bytes", "process_chunk"]
+__all__ = ["ANSI_RUST", "ChunkContext", "ChunkResult", "block_is_plain", "event_nulls", "lines_from_bytes",
+           "process_chunk"]

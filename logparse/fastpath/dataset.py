@@ -3,28 +3,29 @@
 Layout (hive partitions, read as is by polars, DuckDB, Spark, Trino)::
 
     DATASET/.logparse
-    DATASET/run=<name>/kind=<kind>/part-0.parquet
+    DATASET/run=<name>/kind=<kind>/part-00000.parquet   (part-00001... for a large table)
 
 A kind has the same columns in every run, so one kind across runs is one table::
 
     pl.scan_parquet("DATASET/run=*/kind=decode_batch/*.parquet", hive_partitioning=True)
     SELECT * FROM read_parquet('DATASET/*/kind=decode_batch/*.parquet', hive_partitioning = true)
 
-Each log is parsed by its own process (`--jobs`); the dataset is written into a temporary folder
-that replaces DATASET when every log is done (an interrupted run leaves the old one in place).
+Logs are parsed side by side, each in its own thread (`--jobs`; polars' kernels release the GIL, so
+threads share the cores without each holding a copy of polars); the dataset is written into a
+temporary folder that replaces DATASET when every log is done (an interrupted run leaves the old
+one in place).
 """
 from __future__ import annotations
 
 import glob
-import multiprocessing
 import os
 import re
 import tempfile
-import time
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -185,10 +186,11 @@ class Job:
     folder: str | None  # the run folder to write, or None (headline only)
     workers: int
     reference: bool = False
+    cancel: threading.Event | None = None  # set: stop at the next block (see `run_jobs`)
 
 
 def ingest_job(job: Job) -> dict[str, Any]:
-    """Parse one log into its run folder (in a worker process); return its headline facts.
+    """Parse one log into its run folder (in a worker thread); return its headline facts.
 
     A log that cannot be read (no such file, no engine detected...) gives `{"error": message}`.
     """
@@ -211,50 +213,47 @@ def _ingest_job(job: Job) -> dict[str, Any]:
         folder = Path(job.folder)
         folder.mkdir(parents=True, exist_ok=True)
         facts = ingest_to_folder(job.log, folder, engine=job.engine, year=job.year, patterns=job.patterns,
-                                 layout="hive", workers=job.workers or None, reference=job.reference)
+                                 layout="hive", workers=job.workers or None, reference=job.reference,
+                                     cancel=job.cancel)
     else:
         with tempfile.TemporaryDirectory(prefix="logparse-") as tmp:
             facts = ingest_to_folder(job.log, Path(tmp), engine=job.engine, year=job.year, patterns=job.patterns,
-                                     layout="hive", workers=job.workers or None, reference=job.reference)
+                                     layout="hive", workers=job.workers or None, reference=job.reference,
+                                     cancel=job.cancel)
     facts["run"] = job.run
     return facts
 
 
-def run_jobs(jobs: Sequence[Job], *, processes: int,
+def run_jobs(jobs: Sequence[Job], *, parallel: int,
              on_done: Callable[[int, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Run `jobs` on `processes` worker processes; facts in job order (errors re-raised)."""
+    """Run `jobs`, `parallel` at a time (threads in this process); facts in job order (errors
+    re-raised). `on_done` is called in this thread as each job ends."""
     results: list[dict[str, Any] | None] = [None] * len(jobs)
-    if processes <= 1 or len(jobs) <= 1:
+    if parallel <= 1 or len(jobs) <= 1:
         for i, job in enumerate(jobs):
             results[i] = ingest_job(job)
             if on_done:
                 on_done(i, results[i])  # type: ignore[arg-type]
         return results  # type: ignore[return-value]
-    context = multiprocessing.get_context("spawn")  # fork would copy polars' thread pools mid-flight
-    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
-        futures: dict[Future[dict[str, Any]], int] = {pool.submit(ingest_job, job): i for i, job in enumerate(jobs)}
-        try:
-            pending = set(futures)
-            while pending:
-                done = [f for f in pending if f.done()]
-                if not done:
-                    time.sleep(0.05)
-                    continue
-                for future in done:
-                    pending.discard(future)
-                    i = futures[future]
-                    results[i] = future.result()
-                    if on_done:
-                        on_done(i, results[i])  # type: ignore[arg-type]
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+    cancel = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="logparse-log")
+    futures = {pool.submit(ingest_job, replace(job, cancel=cancel)): i for i, job in enumerate(jobs)}
+    try:
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            if on_done:
+                on_done(i, results[i])  # type: ignore[arg-type]
+    except BaseException:
+        cancel.set()  # the running logs stop at their next block (a thread cannot be killed)
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return results  # type: ignore[return-value]
 
 
 def default_jobs() -> int:
-    """Worker processes by default: the cores this process may use."""
+    """Logs parsed at once by default: the cores this process may use."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):

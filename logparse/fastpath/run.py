@@ -1,7 +1,7 @@
 """Stream one log into a folder of Parquet tables and compute its headline from those files."""
 from __future__ import annotations
 
-import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,17 +33,17 @@ class StreamedLog(LineCounts):
 
 def stream_to_folder(log: str | Path, folder: Path, *, engine: str = "auto", year: int | None = None,
                      patterns: Sequence[str | Path] = (), layout: str = "flat", workers: int | None = None,
-                     reference: bool = False, show_progress: bool = True) -> tuple[StreamOutcome, Grammar]:
-    """Parse `log` into `folder` (`<kind>.parquet`, or `kind=<kind>/part-0.parquet` for `hive`)."""
+                     reference: bool = False, show_progress: bool = True,
+                     cancel: threading.Event | None = None) -> tuple[StreamOutcome, Grammar]:
+    """Parse `log` into `folder` (`<kind>.parquet`, or `kind=<kind>/part-00000.parquet` for `hive`)."""
     grammar = load_grammar(patterns)
-    if workers is None:  # worker processes only when asked: they multiply memory for a modest gain
-        workers = int(os.environ.get("LOGPARSE_WORKERS", "1") or 1)
     bar = None
     if show_progress and progress_mod.wanted(input_size(log)):
         bar = progress_mod.Progress()
     try:
         outcome, _ = stream_log(log, grammar, lambda: ParquetSink(folder, layout=layout), engine=engine,
-                                year=year, reference=reference, workers=workers, progress=bar)
+                                year=year, reference=reference, workers=workers, progress=bar,
+                                cancel=cancel)
     finally:
         if bar is not None:
             bar.close()

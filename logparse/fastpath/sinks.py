@@ -1,4 +1,5 @@
-"""Where the tables of a streamed log go: memory (small logs, the Python API) or Parquet files.
+"""Where the tables of a streamed log go: memory (small logs, the Python API) or Parquet files
+(JSON lines: `fastpath.jsonl`; several at once: `TeeSink`).
 
 `ParquetSink` writes one file per kind with pyarrow's `ParquetWriter`, a row group at a time, so a
 table never has to fit in memory. A kind whose rows all fit in one row group is written with
@@ -10,6 +11,7 @@ import queue
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pyarrow as pa
@@ -19,10 +21,15 @@ from logparse.fastpath import profile
 from logparse.tables import CHUNK_ROWS
 
 ROW_GROUP_ROWS = CHUNK_ROWS * 2
-ROW_GROUP_BYTES = 8 << 20  # a wide table flushes earlier: memory stays bounded
-SINK_BYTES = 12 << 20  # rows waiting for their row group, all kinds together
+ROW_GROUP_BYTES = 8 << 20  # a wide table's spilled rows make a row group earlier: its reading stays small
 DIRECT_ROWS = 4096  # a block's rows of one kind at least this many: written as they come
 COMPRESSION = "zstd"
+PART_ROW_GROUPS = 32  # hive layout: a new part file after this many row groups (see `_KindWriter`)
+
+
+def part_file(index: int) -> str:
+    """The name of a table's `index`-th file in the hive layout (names sort in writing order)."""
+    return f"part-{index:05d}.parquet"
 
 
 class MemorySink:
@@ -33,6 +40,9 @@ class MemorySink:
 
     def add(self, kind: str, frame: pl.DataFrame) -> None:
         self.frames.setdefault(kind, []).append(frame)
+
+    def end_block(self, nulls: Mapping[int, tuple[str, ...]]) -> None:
+        pass
 
     def close(self) -> list[str]:
         return sorted(self.frames)
@@ -45,43 +55,87 @@ class MemorySink:
                 for kind, parts in sorted(self.frames.items())}
 
 
-class _KindWriter:
-    """One kind's file. Frames are turned into Arrow tables as they come: that copies their texts
-    into compact buffers, so a buffered row does not keep the whole block it was read from alive."""
+class _Spill:
+    """Rows waiting for their row group, in a temporary Arrow IPC file beside the table.
+
+    Held in memory from one block to the next, such rows pin the allocators' pages between the
+    blocks' own allocations, and the process grows as the log goes on (measured: 60 to 90 MB per
+    GB of log); on disk they cost one sequential write and read.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.pending: list[pa.Table] = []
+        self.writer: pa.ipc.RecordBatchFileWriter | None = None
         self.rows = 0
         self.bytes = 0
+
+    def add(self, table: pa.Table) -> None:
+        if self.writer is None:
+            self.writer = pa.ipc.new_file(str(self.path), table.schema)
+        self.writer.write_table(table)
+        self.rows += table.num_rows
+        self.bytes += table.nbytes
+
+    def take(self) -> pa.Table | None:
+        """The rows spilled so far (the file is removed), or None."""
+        if self.writer is None:
+            return None
+        self.writer.close()
+        self.writer, self.rows, self.bytes = None, 0, 0
+        with pa.OSFile(str(self.path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+        self.path.unlink()
+        return table
+
+    def discard(self) -> None:
+        if self.writer is not None:
+            try:
+                self.writer.close()
+            except Exception:  # noqa: BLE001, S110 - the file is removed anyway
+                pass
+            self.writer = None
+        self.path.unlink(missing_ok=True)
+
+
+class _KindWriter:
+    """One kind's table. A block's rows of a busy kind are a row group by themselves; sparse kinds
+    wait in a `_Spill` until they fill a row group.
+
+    With `rotate`, the table is a series of files `part-00000.parquet`, `part-00001.parquet`... (the
+    first is `path`), a new one every `PART_ROW_GROUPS` row groups: a Parquet writer keeps every
+    row group's metadata until its file is closed, and the process grows with it (about 30 KB per
+    row group of a wide table), so files closed from time to time keep memory flat.
+    """
+
+    def __init__(self, path: Path, *, rotate: bool = False) -> None:
+        self.path = path
+        self.rotate = rotate
+        self.paths: list[Path] = []  # the files written so far
+        self.row_groups = 0  # in the open file
+        self.spill = _Spill(path.with_name(f".{path.stem}.spill.arrow"))
         self.writer: pq.ParquetWriter | None = None
         self.schema: pa.Schema | None = None
         self.started = False  # a row group was handed over to be written
 
     def add(self, frame: pl.DataFrame) -> pa.Table | None:
-        """Buffer `frame`; return a full row group's table when one is ready to be written.
-
-        A block's worth of rows of a busy kind is a row group by itself: held back, such tables
-        would interleave with the next blocks' allocations and the process would grow (allocator
-        fragmentation) as the log goes on. Sparse kinds are gathered into fewer, larger groups.
-        """
+        """Take `frame`; return a full row group's table when one is ready to be written."""
         table = frame.to_arrow()
-        if not self.pending and table.num_rows >= DIRECT_ROWS:
+        if self.schema is None:
+            self.schema = table.schema
+        elif table.schema != self.schema:
+            table = table.cast(self.schema)
+        if not self.spill.rows and table.num_rows >= DIRECT_ROWS:
             self.started = True
             return table
-        self.pending.append(table)
-        self.rows += table.num_rows
-        self.bytes += table.nbytes
-        if self.rows >= ROW_GROUP_ROWS or self.bytes >= ROW_GROUP_BYTES:
+        self.spill.add(table)
+        if self.spill.rows >= ROW_GROUP_ROWS or self.spill.bytes >= ROW_GROUP_BYTES:
             return self.take()
         return None
 
     def take(self) -> pa.Table | None:
-        if not self.pending:
-            return None
-        table = self.pending[0] if len(self.pending) == 1 else pa.concat_tables(self.pending)
-        self.pending, self.rows, self.bytes = [], 0, 0
-        self.started = True
+        table = self.spill.take()
+        if table is not None:
+            self.started = True
         return table
 
     def flush(self) -> None:
@@ -90,23 +144,26 @@ class _KindWriter:
             self.write_frame(table)
 
     def write_frame(self, table: pa.Table) -> None:
+        assert self.schema is not None
         if self.writer is None:
-            self.schema = table.schema
+            path = self.path.with_name(part_file(len(self.paths))) if self.paths else self.path
+            self.paths.append(path)
             texts = [f.name for f in self.schema if pa.types.is_large_string(f.type) or pa.types.is_string(f.type)]
-            self.writer = pq.ParquetWriter(self.path, self.schema, compression=COMPRESSION,
-                                           use_dictionary=texts or False)
-        elif table.schema != self.schema:
-            table = table.cast(self.schema)
+            self.writer = pq.ParquetWriter(path, self.schema, compression=COMPRESSION, use_dictionary=texts or False)
+            self.row_groups = 0
         self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+        self.row_groups += -(-table.num_rows // ROW_GROUP_ROWS)
+        if self.rotate and self.row_groups >= PART_ROW_GROUPS:
+            self.writer.close()
+            self.writer = None
 
     def close(self) -> None:
         if self.writer is None and not self.started:
             # a table that fits one row group is written as `write_tables` writes tables
-            table = self.pending[0] if len(self.pending) == 1 else pa.concat_tables(self.pending)
-            self.pending = []
-            frame = pl.from_arrow(table)
+            frame = pl.from_arrow(self.spill.take())
             assert isinstance(frame, pl.DataFrame)
             frame.write_parquet(self.path, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+            self.paths.append(self.path)
             return
         self.flush()
         if self.writer is not None:
@@ -120,11 +177,11 @@ class _KindWriter:
             except Exception:  # noqa: BLE001, S110 - the folder is discarded anyway
                 pass
             self.writer = None
-        self.pending = []
+        self.spill.discard()
 
 
 class ParquetSink:
-    """One Parquet file per kind in `folder` (`<kind>.parquet`, or `kind=<kind>/part-0.parquet`).
+    """One Parquet file per kind in `folder` (`<kind>.parquet`, or `kind=<kind>/part-00000.parquet`, more parts for a large table).
 
     Full row groups are encoded on a background thread (pyarrow releases the GIL while it
     encodes), so writing overlaps with parsing the next block.
@@ -173,19 +230,18 @@ class ParquetSink:
         if self.layout == "hive":
             folder = self.folder / f"kind={kind}"
             folder.mkdir(parents=True, exist_ok=True)
-            return folder / "part-0.parquet"
+            return folder / part_file(0)
         return self.folder / f"{kind}.parquet"
 
     def add(self, kind: str, frame: pl.DataFrame) -> None:
         self._check()
         writer = self.writers.get(kind)
         if writer is None:
-            writer = self.writers[kind] = _KindWriter(self.path(kind))
+            writer = self.writers[kind] = _KindWriter(self.path(kind), rotate=self.layout == "hive")
         self._write(writer, writer.add(frame))
-        if sum(w.bytes for w in self.writers.values()) > SINK_BYTES:
-            # many kinds each holding a part row group add up: write the largest out early
-            biggest = max(self.writers.values(), key=lambda w: w.bytes)
-            self._write(biggest, biggest.take())
+
+    def end_block(self, nulls: Mapping[int, tuple[str, ...]]) -> None:
+        pass
 
     def _write(self, writer: _KindWriter, table: pa.Table | None) -> None:
         if table is None:
@@ -208,9 +264,35 @@ class ParquetSink:
         for writer in self.writers.values():
             writer.abort()
         for writer in self.writers.values():
-            writer.path.unlink(missing_ok=True)
+            for path in writer.paths:
+                path.unlink(missing_ok=True)
         self.writers.clear()
 
 
-__all__ = ["MemorySink", "ParquetSink", "ROW_GROUP_ROWS"]
+class TeeSink:
+    """Hands every frame to each of `sinks` (e.g. JSON lines on stdout and Parquet files)."""
+
+    def __init__(self, *sinks: Any) -> None:
+        self.sinks = sinks
+
+    def add(self, kind: str, frame: pl.DataFrame) -> None:
+        for sink in self.sinks:
+            sink.add(kind, frame)
+
+    def end_block(self, nulls: Mapping[int, tuple[str, ...]]) -> None:
+        for sink in self.sinks:
+            sink.end_block(nulls)
+
+    def close(self) -> list[str]:
+        kinds: set[str] = set()
+        for sink in self.sinks:
+            kinds.update(sink.close())
+        return sorted(kinds)
+
+    def abort(self) -> None:
+        for sink in self.sinks:
+            sink.abort()
+
+
+__all__ = ["MemorySink", "ParquetSink", "ROW_GROUP_ROWS", "part_file", "TeeSink"]
 

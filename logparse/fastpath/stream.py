@@ -12,12 +12,13 @@ import itertools
 import os
 import stat
 import sys
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import BinaryIO, Protocol
 
 import polars as pl
 
@@ -28,13 +29,13 @@ from logparse.grammar import Grammar
 from logparse.parse import LineParser
 from logparse.reader import ReadStats, _decode, _note_changes, _UpTo, describe, open_log, read_lines
 from logparse.fastpath.blocks import BLOCK_BYTES, Block, BlockSpool, iter_blocks
-from logparse.fastpath.chunk import ChunkContext, ChunkResult, lines_from_bytes, process_chunk
+from logparse.fastpath.chunk import ChunkContext, ChunkResult, event_nulls, lines_from_bytes, process_chunk
 from logparse.fastpath.plan import FAST_KINDS, EnginePlan, plan_for
 from logparse.fastpath.profile import stage
 from logparse.fastpath.times import Restart, StreamTimes
 
 PROMOTE_MIN_LINES = 256  # a rule the reference path read this often in one block joins the fast path
-PARALLEL_MIN_BYTES = 96 << 20  # below this, starting worker processes costs more than it saves
+PARALLEL_MIN_BYTES = 16 << 20  # below this, a few blocks: a second thread has little to do
 
 
 def usable_cores() -> int:
@@ -46,7 +47,11 @@ def usable_cores() -> int:
 
 
 class Sink(Protocol):
+    """Where the tables go: per block, `add` for each kind, then `end_block` (the block's frames
+    together hold its lines, consecutive; `nulls` is `ChunkResult.nulls`)."""
+
     def add(self, kind: str, frame: pl.DataFrame) -> None: ...
+    def end_block(self, nulls: Mapping[int, tuple[str, ...]]) -> None: ...
     def close(self) -> list[str]: ...
     def abort(self) -> None: ...
 
@@ -216,8 +221,9 @@ def _single_line_result(ctx: ChunkContext, block: Block, stats: ReadStats) -> Ch
     frame = pl.from_dicts([event], schema=ctx.schema(event["kind"]), strict=False)
     if event["rule"] is not None:
         ctx.slow_rules[event["rule"]] += 1
+    missing = event_nulls(event) if event["rule"] is not None else ()
     return ChunkResult(block.first_line, {event["kind"]: frame}, pl.Series("ts", [event["ts"]], dtype=pl.String),
-                       Counter({event["kind"]: 1}))
+                       Counter({event["kind"]: 1}), nulls={block.first_line: missing} if missing else {})
 
 
 @dataclass
@@ -239,58 +245,21 @@ def _work(grammar: Grammar, engine: str, parser: LineParser, plan: EnginePlan | 
     return _Decoded(stats, ctx.slow_rules, result)
 
 
-# -- worker processes -----------------------------------------------------------------------------
-_WORKER: dict[str, Any] = {}
+# -- parsing threads ------------------------------------------------------------------------------
+class _Threads:
+    """Threads that parse blocks while this one reads blocks and writes tables.
 
+    Threads, not processes: nearly all the work of a block is polars kernels, which release the
+    GIL, so a second core helps as much as a worker process would, without a second copy of polars
+    and its memory (bench: 2 threads 3.6 s and 320 MB where 2 processes took 4.5 s and 540 MB).
+    """
 
-def _init_worker(files: tuple[str, ...]) -> None:
-    """Load the grammar once per worker process."""
-    from logparse.grammar import build_grammar
-
-    _WORKER["grammar"] = build_grammar([Path(f) for f in files])
-
-
-def _work_remote(block: Block, engine: str, kinds: frozenset[str] | None, extra: frozenset[str]) -> _Decoded:
-    grammar = _WORKER["grammar"]
-    parser = _WORKER.get(("parser", engine))
-    if parser is None:
-        parser = _WORKER[("parser", engine)] = LineParser(grammar, engine)
-    plan = None if kinds is None else plan_for(grammar, engine, kinds=kinds, extra_rules=extra)
-    decoded = _work(grammar, engine, parser, plan, block)
-    # all-null columns need not travel back: `_run` puts them back in schema order
-    frames = decoded.result.frames
-    for kind, frame in frames.items():
-        keep = [c for c, n in zip(frame.columns, frame.null_count().row(0)) if n < frame.height]
-        if len(keep) < frame.width:
-            frames[kind] = frame.select(keep)
-    return decoded
-
-
-class _Pool:
-    """Worker processes that parse blocks; results come back in submission order."""
-
-    def __init__(self, grammar: Grammar, workers: int) -> None:
-        import multiprocessing
-
-        context = multiprocessing.get_context("spawn")  # fork would copy polars' thread pool mid-flight
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                                        initargs=(tuple(str(f) for f in grammar.files),))
+    def __init__(self, workers: int) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="logparse-block")
         self.workers = workers
-        # each worker parses one block at a time: one polars thread each, started now (the
-        # environment is read when a worker starts)
-        saved = os.environ.get("POLARS_MAX_THREADS")
-        os.environ["POLARS_MAX_THREADS"] = "1"
-        try:
-            for future in [self.pool.submit(os.getpid) for _ in range(workers)]:
-                future.result()
-        finally:
-            if saved is None:
-                os.environ.pop("POLARS_MAX_THREADS", None)
-            else:
-                os.environ["POLARS_MAX_THREADS"] = saved
 
     def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 def _merge_line_stats(into: ReadStats, part: ReadStats) -> None:
@@ -311,15 +280,16 @@ def stream_log(
     workers: int | None = 1,
     progress: Callable[[int, int | None], None] | None = None,
     kinds: frozenset[str] = FAST_KINDS,
+    cancel: threading.Event | None = None,
 ) -> tuple[StreamOutcome, Sink]:
     """Parse `path` block by block into a sink made by `sink_factory` (a new one after a restart).
 
-    `reference` reads every line with `LineParser` (no vectorised rules). `workers` processes
-    parse blocks in parallel (1, the default: everything in this process; None: `LOGPARSE_WORKERS`,
-    else the usable cores for inputs of `PARALLEL_MIN_BYTES` or more). Worker processes are
-    spawned, so a script using them needs the `if __name__ == "__main__":` guard; each holds its
-    own copy of polars, so memory grows with them while the gain is modest on 2 cores (see
-    reports/bench.md). Returns what was learned and the (closed) sink.
+    `reference` reads every line with `LineParser` (no vectorised rules). `workers` threads parse
+    blocks in parallel (1, the default: everything in this thread; None: `LOGPARSE_WORKERS`, else
+    the usable cores for inputs of `PARALLEL_MIN_BYTES` or more). Each thread in flight holds a
+    block and its frames, so memory grows by about 40 MB per thread. The tables do not depend on
+    the number of threads. When `cancel` is set (by another thread), the run stops at the next
+    block with `Cancelled`. Returns what was learned and the (closed) sink.
     """
     block_bytes = block_bytes or int(os.environ.get("LOGPARSE_BLOCK_BYTES", BLOCK_BYTES))
     source = _Source(path, block_bytes)
@@ -330,7 +300,7 @@ def stream_log(
             env = os.environ.get("LOGPARSE_WORKERS")
             workers = int(env) if env else (usable_cores() if (source.size or 0) >= PARALLEL_MIN_BYTES else 1)
         if workers > 1:
-            pool = _Pool(grammar, workers)
+            pool = _Threads(workers)
         head = source.peek_head()
         chosen, scores = choose_engine(grammar, engine, head, source.name)
         if not head and source.regular:
@@ -345,7 +315,7 @@ def stream_log(
             try:
                 outcome = _run(grammar, chosen, parser, source, blocks, sink, year=year,
                                known=(known_year, known_date), reference=reference, pool=pool,
-                               progress=progress, kinds=kinds)
+                               progress=progress, kinds=kinds, cancel=cancel)
             except Restart as again:
                 sink.abort()
                 restarts += 1
@@ -380,8 +350,8 @@ class _RunResult:
 
 def _run(grammar: Grammar, engine: str, parser: LineParser, source: _Source, blocks: Iterator[Block],
          sink: Sink, *, year: int | None, known: tuple[int | None, dt.date | None], reference: bool,
-         pool: _Pool | None, progress: Callable[[int, int | None], None] | None,
-         kinds: frozenset[str] = FAST_KINDS) -> _RunResult:
+         pool: _Threads | None, progress: Callable[[int, int | None], None] | None,
+         kinds: frozenset[str] = FAST_KINDS, cancel: threading.Event | None = None) -> _RunResult:
     times = StreamTimes(year=year, fallback=_mtime(source.path), known_year=known[0], known_date=known[1])
     counts: Counter[str] = Counter()
     line_stats = ReadStats()
@@ -411,6 +381,7 @@ def _run(grammar: Grammar, engine: str, parser: LineParser, source: _Source, blo
                                       for c, t in order.items()])
             with stage("Parquet (encode, write)"):
                 sink.add(kind, frame)
+        sink.end_block(result.nulls)
         counts.update(result.counts)
         fast_lines += result.fast_lines
         if plan is not None:
@@ -422,6 +393,8 @@ def _run(grammar: Grammar, engine: str, parser: LineParser, source: _Source, blo
         if progress is not None:
             progress(source.position(), source.size)
 
+    if cancel is not None:
+        blocks = _until(cancel, blocks)
     if pool is None:
         for block in _timed(blocks):
             finish(_work(grammar, engine, parser, plan, block))
@@ -429,12 +402,10 @@ def _run(grammar: Grammar, engine: str, parser: LineParser, source: _Source, blo
         inflight: list[Future[_Decoded]] = []
         try:
             for block in blocks:
-                if block.cut or block.lines < 64:  # not worth a trip to a worker
+                if block.cut or block.lines < 64:  # not worth handing to a thread
                     inflight.append(_done(_work(grammar, engine, parser, plan, block)))
                 else:
-                    kinds_now = None if plan is None else kinds
-                    extra = frozenset(promoted)
-                    inflight.append(pool.pool.submit(_work_remote, block, engine, kinds_now, extra))
+                    inflight.append(pool.executor.submit(_work, grammar, engine, parser, plan, block))
                 while len(inflight) > pool.workers:
                     finish(inflight.pop(0).result())
             while inflight:
@@ -455,6 +426,18 @@ def _timed(blocks: Iterator[Block]) -> Iterator[Block]:
         yield block
 
 
+class Cancelled(Exception):
+    """The run was asked to stop (`stream_log(cancel=...)`)."""
+
+
+def _until(cancel: threading.Event, blocks: Iterator[Block]) -> Iterator[Block]:
+    """`blocks` until `cancel` is set."""
+    for block in blocks:
+        if cancel.is_set():
+            raise Cancelled("stopped before the end of the log")
+        yield block
+
+
 def _done(value: _Decoded) -> Future[_Decoded]:
     future: Future[_Decoded] = Future()
     future.set_result(value)
@@ -466,4 +449,4 @@ def _restart_impossible(times: StreamTimes, year: int | None) -> bool:
     return year_known and times.found_date is not None
 
 
-__all__ = ["StreamOutcome", "choose_engine", "stream_log"]
+__all__ = ["Cancelled", "StreamOutcome", "choose_engine", "stream_log"]

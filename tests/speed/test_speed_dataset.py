@@ -56,7 +56,7 @@ def test_a_glob_and_several_paths_and_a_log_that_cannot_be_read(logs: Path, tmp_
     result = run("ingest", str(logs / "sglang-*.log"), str(logs / "notes.md"), "--engine", "sglang",
                  "--out", str(out), "--jobs", "1")
     assert result.exit_code == 0, result.output  # notes.md read as an (all unparsed) sglang log
-    assert (out / "run=notes.md" / "kind=unparsed" / "part-0.parquet").exists()
+    assert (out / "run=notes.md" / "kind=unparsed" / "part-00000.parquet").exists()
     bad = run("ingest", str(logs / "sglang-*.log"), str(logs / "notes.md"), "--out", str(tmp_path / "ds2"),
               "--jobs", "1")
     assert bad.exit_code == 1 and "could not tell which engine wrote" in bad.output
@@ -95,7 +95,7 @@ def test_summary_reads_a_run_of_the_dataset(logs: Path, tmp_path: Path) -> None:
     assert f"{out}: 3 runs" in several.stdout and "sglang-gpustack-64k  " in several.stdout
 
 
-def test_logs_in_parallel_processes(logs: Path, tmp_path: Path) -> None:
+def test_logs_in_parallel_threads_give_the_tables_of_one_at_a_time(logs: Path, tmp_path: Path) -> None:
     one = tmp_path / "one"
     two = tmp_path / "two"
     assert run("ingest", str(logs), "--out", str(one), "--jobs", "1").exit_code == 0

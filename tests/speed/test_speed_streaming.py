@@ -1,11 +1,12 @@
 """Streaming: many small blocks, Parquet written row group by row group, the same tables as the
-reference; the log's year found late (a restart), stdin replayed from its spool, worker processes."""
+reference; the log's year found late (a restart), stdin replayed from its spool, parsing threads, cancelling."""
 from __future__ import annotations
 
 import io
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -14,7 +15,7 @@ from click.testing import CliRunner
 
 from logparse.cli import cli
 from logparse.fastpath.sinks import MemorySink, ParquetSink
-from logparse.fastpath.stream import stream_log
+from logparse.fastpath.stream import Cancelled, stream_log
 from logparse.grammar import load_grammar
 
 from speed_helpers import FIXTURES, assert_same_tables, reference
@@ -106,12 +107,32 @@ def test_stdin_is_replayed_from_its_spool(tmp_path: Path, monkeypatch: pytest.Mo
     assert outcome.stats == want.stats
 
 
-def test_worker_processes_give_the_same_tables(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [2, 3])
+def test_parsing_threads_give_the_same_tables(tmp_path: Path, workers: int) -> None:
     path = _modest_log(tmp_path, "vllm")
     want = reference(path, "vllm")
-    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=16384, workers=2)
+    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=16384, workers=workers)
     assert_same_tables(want.tables, sink.tables(), "workers")  # type: ignore[attr-defined]
     assert outcome.counts == want.counts and outcome.stats == want.stats
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_cancelled_run_stops_at_the_next_block_and_writes_nothing(tmp_path: Path, workers: int) -> None:
+    path = _modest_log(tmp_path, "vllm")
+    cancel = threading.Event()
+    seen: list[int] = []
+
+    def progress(position: int, size: int | None) -> None:
+        seen.append(position)
+        cancel.set()  # as `run_jobs` does when the user presses Ctrl-C while another log runs
+
+    out = tmp_path / "tables"
+    out.mkdir()
+    with pytest.raises(Cancelled):
+        stream_log(path, load_grammar(), lambda: ParquetSink(out), engine="vllm", block_bytes=16384,
+                   workers=workers, progress=progress, cancel=cancel)
+    assert 1 <= len(seen) <= workers + 1 and seen[-1] < path.stat().st_size
+    assert not list(out.iterdir())  # the sink was aborted: no half-written table
 
 
 def test_a_log_that_grows_while_read_ends_at_its_size_when_opened(tmp_path: Path) -> None:
@@ -121,3 +142,22 @@ def test_a_log_that_grows_while_read_ends_at_its_size_when_opened(tmp_path: Path
     outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=1024)
     assert outcome.stats.bytes_read == size and outcome.counts == {"engine_stats": 50}
     assert not os.environ.get("LOGPARSE_WORKERS")
+
+
+def test_a_large_table_in_the_hive_layout_is_several_files_that_read_back_as_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from logparse.fastpath import sinks
+    from logparse.fastpath.dataset import table_paths
+
+    monkeypatch.setattr(sinks, "PART_ROW_GROUPS", 2)
+    monkeypatch.setattr(sinks, "DIRECT_ROWS", 8)  # every block's rows of a kind: a row group
+    path = _modest_log(tmp_path, "vllm")
+    flat, hive = tmp_path / "flat", tmp_path / "hive"
+    flat.mkdir(), hive.mkdir()
+    for folder, layout in ((flat, "flat"), (hive, "hive")):
+        stream_log(path, load_grammar(), lambda: ParquetSink(folder, layout=layout), engine="vllm", block_bytes=4096)
+    parts = table_paths(hive)
+    assert max(len(files) for files in parts.values()) >= 3, parts
+    for kind, files in parts.items():
+        assert [f.name for f in files] == [f"part-{i:05d}.parquet" for i in range(len(files))]
+        assert pl.read_parquet(files).equals(pl.read_parquet(flat / f"{kind}.parquet")), kind
