@@ -40,9 +40,9 @@ browser:
 reports: $(STAMP)
 	$(PY) -m logparse.report.examples
 
-## bench: time ingest on a generated 500 MB log next to grep -cE and a naive loop (+ a 2 GB RSS run)
+## bench: time ingest on a generated 500 MB log next to grep -cE and a naive loop (+ 1, 2, 5 GB memory runs)
 bench: $(STAMP)
-	$(PY) -m logparse.perf.bench --size 500M --rss-size 2G --out reports/bench.md
+	$(PY) -m logparse.perf.bench --size 500M --rss-size 1G,2G,5G --out reports/bench.md
 
 clean:
 	rm -rf $(VENV) .demo-out .pytest_cache
