@@ -10,6 +10,7 @@ import polars as pl
 from logparse.analysis.analyze import Analysis
 from logparse.analysis.coldstart import stages
 from logparse.analysis.prefill import first_request_chunks
+from logparse.escape import for_terminal
 from logparse.analysis.text import fmt, render_table, tokens_label
 
 
@@ -127,7 +128,8 @@ def _parse(value: Any) -> Any:
 
 
 def render_summary(summary: dict[str, Any]) -> str:
-    """The whole post-mortem as readable text."""
+    """The whole post-mortem as readable text (control characters from the log or its path made
+    visible: a file name or a logged string cannot drive the reader's terminal)."""
     s = summary["startup"]
     out = [f"{summary['source']}: {summary['engine']}" + (f" {summary['version']}" if summary["version"] else "")]
     startup_rows = [
@@ -176,4 +178,4 @@ def render_summary(summary: dict[str, Any]) -> str:
     if diags:
         out.append(render_table([[d["severity"], d["code"], d["message"]] for d in diags],
                                 ["severity", "code", "message"], align="lll"))
-    return "\n".join(out)
+    return for_terminal("\n".join(out), keep_newlines=True)

@@ -88,3 +88,13 @@ def test_summary_exits_0_on_every_real_log(log: Path) -> None:
     result = CliRunner().invoke(cli, ["summary", str(log)])
     assert result.exit_code == 0, result.output
     assert "diagnostics" in result.output
+
+
+def test_summary_text_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A file name (and so the summary's first line) holding escape sequences is shown escaped."""
+    log = tmp_path / "run\x1b]0;owned\x07\x1b[31m.log"
+    log.write_text(VLLM_LOG, encoding="utf-8")
+    code, out = run("summary", str(log))
+    assert code == 0, out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;owned\\x07" in out
