@@ -34,7 +34,7 @@ def _jsonl_sink(event: Mapping[str, Any]) -> None:
                    "several logs: one after another).")
 @click.option("--force", is_flag=True, help="Write into a non-empty --out folder logparse did not create.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Logs parsed at once, one thread each [default: the number of cores].")
+              help="Threads [default: the number of cores]: a large log's blocks, or small logs side by side.")
 @click.option("--reference", is_flag=True,
               help="Read every line with the reference per-line parser, in memory (slow; to cross-check "
                    "the fast path, which gives the same tables and the same JSON lines).")
@@ -138,14 +138,14 @@ def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None
 
 def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool, jobs: int | None,
                     patterns: tuple[Path, ...], year: int | None, fmt: str) -> list[dict[str, Any]]:
-    """Several logs, side by side in threads, into a dataset DIR/run=<name>/kind=<kind>/ (or headlines only)."""
+    """Several logs into a dataset DIR/run=<name>/kind=<kind>/ (or headlines only): a large log alone
+    on all threads, small logs side by side (see `run_jobs`)."""
     from logparse.fastpath import progress as progress_mod
     from logparse.fastpath.dataset import Job, default_jobs, run_jobs, run_names
     from logparse.reader import input_size
     from logparse.tables import table_folder
 
-    parallel = min(jobs or default_jobs(), len(files))
-    workers = 1 if parallel > 1 else 0  # one thread per log; a lone log may use the cores itself
+    parallel = jobs or default_jobs()
     names = run_names(files)
     sizes = [input_size(f) or 0 for f in files]
     total = sum(sizes)
@@ -174,7 +174,7 @@ def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool
 
     def jobs_for(folder: Path | None) -> list[Job]:
         return [Job(log=f, run=name, engine=engine, year=year, patterns=tuple(str(p) for p in patterns),
-                    folder=None if folder is None else str(folder / f"run={name}"), workers=workers)
+                    folder=None if folder is None else str(folder / f"run={name}"), workers=1)
                 for f, name in zip(files, names)]
 
     try:
