@@ -170,9 +170,12 @@ def decode_samples(ranks: pl.DataFrame, *, tolerance_factor: float = 2.5) -> pl.
     With a single series the rows are kept as they are. With several (vLLM `Engine 000`,
     `Engine 001`, …; SGLang `DP0`, `DP1`, …) each distinct timestamp becomes a sample whose
     value per series is that series' latest line at or before it (no older than
-    `tolerance_factor` × the series' median interval); instants where a series has no recent
-    line are dropped. Counts and throughputs are summed, KV usage averaged, and a sample
-    overlaps a prefill if any series' line does.
+    `tolerance_factor` × the series' median interval). A series with no recent line is idle and
+    adds nothing (``n_series`` counts the series that contribute), unless its next line is
+    within that tolerance: then it is late, and the instant is dropped. Several lines of one
+    series in one second are successive instants (the k-th line of each series in a second
+    goes with the k-th of the others). Counts and throughputs are summed, KV usage averaged
+    over the contributing series, and a sample overlaps a prefill if any series' line does.
 
     Returns
     -------
@@ -225,22 +228,37 @@ def _conform(ranks: pl.DataFrame) -> pl.DataFrame:
     return frame.select(list(RANK_SAMPLE_SCHEMA)).cast(RANK_SAMPLE_SCHEMA)  # type: ignore[arg-type]
 
 
+_PER_SECOND_SLOTS = 1024   # room for that many lines of one series sharing one timestamp
+
+
 def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_factor: float) -> pl.DataFrame:
     from logparse.analysis._frames import median_interval
 
-    timeline = ranks.select("time").unique().sort("time")
+    # Timestamps are whole seconds (SGLang) and a series can print several lines in one second
+    # (a Decode line every 40 steps at > 40 steps/s). The k-th line of each series within a
+    # second belongs to the same logging instant, so instants are keyed by (time, k): the tick
+    # `time_us * _PER_SECOND_SLOTS + k` keeps them apart and in order.
+    ranks = ranks.sort("series", "time", "line_no").with_columns(
+        (pl.col("time").dt.epoch("us") * _PER_SECOND_SLOTS
+         + pl.int_range(pl.len()).over("series", "time")).alias("_tick"))
+    timeline = ranks.select("_tick", "time").unique("_tick").sort("_tick")
     combined = timeline
     measures = [c for c in RANK_SAMPLE_SCHEMA if c not in ("series", "time")]
     for sid in series_ids:
-        part = ranks.filter(pl.col("series") == sid).sort("time", "line_no")
-        # Keep the last line per timestamp (lines of one series at one second are successive).
-        part = part.group_by("time", maintain_order=True).last().sort("time")
+        part = ranks.filter(pl.col("series") == sid).sort("_tick")
         step = median_interval(part.get_column("time")) or 10.0
-        tol = f"{int(max(step * tolerance_factor, 1.0) * 1_000_000)}us"
-        renamed = part.select("time", *[pl.col(c).alias(f"{c}__{sid}") for c in measures])
-        combined = combined.join_asof(renamed, on="time", strategy="backward", tolerance=tol)
+        tol = int(max(step * tolerance_factor, 1.0) * 1_000_000) * _PER_SECOND_SLOTS
+        renamed = part.select("_tick", *[pl.col(c).alias(f"{c}__{sid}") for c in measures])
+        combined = combined.join_asof(renamed, on="_tick", strategy="backward", tolerance=tol)
+        upcoming = part.select("_tick", pl.col("line_no").alias(f"_next__{sid}"))
+        combined = combined.join_asof(upcoming, on="_tick", strategy="forward", tolerance=tol)
+    # A series with no recent line is idle (an SGLang DP group without requests prints no
+    # Decode lines; an idle vLLM engine is silent) and adds nothing, unless it prints soon:
+    # then it is only late, and the instant is no sample.
     present = [pl.col(f"line_no__{sid}").is_not_null() for sid in series_ids]
-    combined = combined.filter(pl.all_horizontal(present))
+    idle = [pl.col(f"line_no__{sid}").is_null() & pl.col(f"_next__{sid}").is_null() for sid in series_ids]
+    combined = combined.filter(pl.all_horizontal([p | i for p, i in zip(present, idle, strict=True)])
+                               & pl.any_horizontal(present))
 
     def horizontal(name: str, how: str) -> pl.Expr:
         cols = [pl.col(f"{name}__{sid}") for sid in series_ids]
@@ -248,16 +266,16 @@ def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_fac
             return pl.sum_horizontal(cols).alias(name)
         if how == "mean":
             return pl.mean_horizontal(cols).alias(name)
-        if how == "any":
-            return pl.any_horizontal(cols).alias(name)
+        if how == "any":   # an idle series (all null) overlaps no prefill
+            return pl.any_horizontal(cols).fill_null(False).alias(name)
         return pl.max_horizontal(cols).alias(name)
 
     return combined.select(
         horizontal("line_no", "max"),
-        pl.concat_list([pl.col(f"line_no__{sid}") for sid in series_ids]).list.unique().list.sort()
-        .alias("lines"),
+        pl.concat_list([pl.col(f"line_no__{sid}") for sid in series_ids]).list.drop_nulls().list.unique()
+        .list.sort().alias("lines"),
         "time",
-        pl.lit(len(series_ids), dtype=pl.Int64).alias("n_series"),
+        pl.sum_horizontal([p.cast(pl.Int64) for p in present]).alias("n_series"),
         horizontal("running", "sum"), horizontal("waiting", "sum"), horizontal("gen_tps", "sum"),
         horizontal("prompt_tps", "sum"), horizontal("prefill", "any"), horizontal("kv_usage", "mean"),
         horizontal("kv_tokens", "sum"), horizontal("accept_len", "mean"),

@@ -22,6 +22,9 @@ class PhaseParams:
     ctx / 1e5)` forward steps per second, each emitting the step's mean acceptance length
     (1 without speculation). `noise` and `spec_jitter` are log-normal sigmas drawn once per
     sampling block (a vLLM stats interval, an SGLang decode-log interval).
+
+    `dp_split` (SGLang with `RunParams.dp > 1`): requests per DP group, summing to `concurrency`;
+    empty means the router's round-robin (request i goes to group i mod dp).
     """
 
     concurrency: int = 8
@@ -41,6 +44,7 @@ class PhaseParams:
     oom_retries: int = 0
     jit_compiles: int = 0
     preemptions: tuple[float, ...] = ()
+    dp_split: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +102,13 @@ class LogStyle:
 
 @dataclass(frozen=True, slots=True)
 class RunParams:
-    """Everything `emulate()` needs. `era` is an era name or release (see `eras.py`)."""
+    """Everything `emulate()` needs. `era` is an era name or release (see `eras.py`).
+
+    `dp` > 1 (SGLang only) is `--dp-size dp --enable-dp-attention`: `tp // dp` GPUs per attention
+    DP group, each group's scheduler prints its own Prefill/Decode lines tagged ` DP{g} TP{r}`
+    (plus ` EP{r}` when `ep_size` = tp). `dp_interleave` salts the order in which the groups'
+    lines of one instant land in the log (0 = group order).
+    """
 
     engine: Engine = "vllm"
     era: str | None = None
@@ -114,6 +124,9 @@ class RunParams:
     stats_interval_s: float | None = None
     hybrid_ssm: bool = False
     dcp_size: int = 1
+    dp: int = 1
+    ep_size: int = 1
+    dp_interleave: int = 1
     tail_idle_s: float = 15.0
     warnings: tuple[str, ...] = ()
     startup: StartupParams = field(default_factory=StartupParams)
@@ -121,8 +134,19 @@ class RunParams:
     style: LogStyle = field(default_factory=LogStyle)
 
     def to_dict(self) -> dict[str, Any]:
-        """The parameters as plain JSON types (tuples become lists)."""
-        return dataclasses.asdict(self)
+        """The parameters as plain JSON types (tuples become lists).
+
+        The data-parallel fields are left out while at their defaults, so single-group runs
+        serialise exactly as they did before those fields existed.
+        """
+        data = dataclasses.asdict(self)
+        for key in _DP_DEFAULTS:
+            if data[key] == _DP_DEFAULTS[key]:
+                del data[key]
+        for phase in data["phases"]:
+            if not phase["dp_split"]:
+                del phase["dp_split"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunParams:
@@ -136,6 +160,9 @@ class RunParams:
         )
         data["warnings"] = tuple(data.get("warnings", ()))
         return cls(**data)
+
+
+_DP_DEFAULTS = {"dp": 1, "ep_size": 1, "dp_interleave": 1}
 
 
 def validate(params: RunParams) -> Era:
@@ -164,11 +191,41 @@ def validate(params: RunParams) -> Era:
         if not era.flashinfer_logs and (params.startup.oom_retries
                                         or any(p.oom_retries for p in params.phases)):
             problems.append(f"SGLang {era.name} silences the FlashInfer logger: no autotuner OOM lines")
+    problems += _dp_problems(params, era)
     if isinstance(era, VllmEra) and not era.v1 and params.startup.compile_s is not None:
         problems.append("V0 (0.6) prints no torch.compile lines; set compile_s=None")
     if problems:
         raise ValueError("; ".join(problems))
     return era
+
+
+def _dp_problems(params: RunParams, era: Era) -> list[str]:
+    """DP attention as SGLang's server args allow it (`tp_size % dp_size == 0`, §1.1 prefixes)."""
+    problems = []
+    if params.dp < 1 or params.ep_size < 1:
+        problems.append("dp and ep_size must be >= 1")
+        return problems
+    if isinstance(era, VllmEra):
+        if params.dp != 1 or params.ep_size != 1 or any(p.dp_split for p in params.phases):
+            problems.append("dp, ep_size and dp_split are emulated for SGLang only")
+        return problems
+    if params.tp % params.dp:
+        problems.append(f"tp={params.tp} must be a multiple of dp={params.dp} (DP attention)")
+    if params.ep_size not in (1, params.tp):
+        problems.append("ep_size must be 1 or tp")
+    if params.ep_size > 1 and era.name == "0.4":
+        problems.append(f"SGLang {era.name} prints no EP rank token (added in 0.4.10)")
+    if params.dp > 1 and any(p.preemptions for p in params.phases):
+        problems.append("preemptions are not emulated with dp > 1")
+    if params.dp > 1 and params.dcp_size > 1:
+        problems.append("dcp_size is not emulated with dp > 1")
+    for i, phase in enumerate(params.phases):
+        if not phase.dp_split:
+            continue
+        if len(phase.dp_split) != params.dp or sum(phase.dp_split) != phase.concurrency \
+                or min(phase.dp_split) < 0:
+            problems.append(f"phase {i}: dp_split needs dp={params.dp} counts >= 0 summing to concurrency")
+    return problems
 
 
 def _phase_problems(phase: PhaseParams, params: RunParams) -> list[str]:

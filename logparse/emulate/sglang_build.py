@@ -1,6 +1,7 @@
 """Build the records of an SGLang run: start-up per rank, Prefill/Decode lines, events."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,6 +42,7 @@ class SglangBuilder:
         self.noise = noise
         self.sink = Sink()
         self.ranks = list(range(params.tp))
+        self.attn_tp = params.tp // params.dp if params.tp % params.dp == 0 else params.tp
         self.capacity = params.startup.kv_pool_tokens * params.dcp_size
 
     def build(self) -> SglangBuild:
@@ -107,8 +109,11 @@ class SglangBuilder:
         for i, text in enumerate(uvicorn):
             self.sink.add(t_sched + 1.0 + 0.01 * i, uvicorn_info(text, color), source="main",
                           style="uvicorn", tag="startup")
-        warm = self._log(ready - 0.9, "tp0", self._warmup_prefill(ready - 0.9 - t_sched), tag="warmup")
-        warm.meta["warmup"] = True
+        # The warm-up request: one per DP group under DP attention, each group printing its own line.
+        for g in self._dp_order(range(self.params.dp), "warmup"):
+            warm = self._log(ready - 0.9, self._group_source(g), self._warmup_prefill(ready - 0.9 - t_sched),
+                             tag="warmup")
+            warm.meta["warmup"] = True
         port = self.noise.integer("warm", 40000, 60000)
         self.sink.add(ready - 0.05, f"127.0.0.1:{port}|POST|/generate|200 OK", source="main",
                       style="uvicorn_access", tag="access_warmup")
@@ -205,15 +210,46 @@ class SglangBuilder:
 
     # -- serving --------------------------------------------------------------------------------
 
+    def _group_source(self, group: int) -> str:
+        """The stats-printing rank of a DP group (`attn_tp_rank == 0`, sglang-log-formats §1.2)."""
+        return f"tp{group * self.attn_tp}"
+
+    def _dp_order(self, groups: Iterable[int], key: str) -> list[int]:
+        """The order in which the DP groups' lines of one instant reach the log (their schedulers
+        are separate processes: not group order, unless `dp_interleave` is 0)."""
+        groups = list(groups)
+        salt = self.params.dp_interleave
+        if self.params.dp == 1 or not salt:
+            return groups
+        return sorted(groups, key=lambda g: self.noise.uniform(f"dp_order|{salt}|{key}|{g}", 0.0, 1.0))
+
+    def _lockstep(self, steps: list[Step]) -> list[Step]:
+        """`steps` with each lockstep batch (the DP groups' steps of one instant) in print order."""
+        if self.params.dp == 1:
+            return steps
+        out: list[Step] = []
+        i = 0
+        while i < len(steps):
+            j = i
+            while j < len(steps) and steps[j].t0 == steps[i].t0:
+                j += 1
+            by_group = {s.group: s for s in steps[i:j]}
+            out += [by_group[g] for g in self._dp_order(by_group, f"{steps[i].index}")]
+            i = j
+        return out
+
     def _serving(self, trace: Trace, t_sched: float, build: SglangBuild) -> None:
         p, era = self.params, self.era
         k = p.spec_tokens
         slots = max(p.startup.mamba_slots, 1)
-        last_prefill = build.ready - 0.9
-        last_decode = t_sched
-        tokens_since = float(WARMUP_DECODE_STEPS)
-        drafts_since, accepted_since = 0, 0.0
-        for step in trace.steps:
+        dp = range(p.dp)
+        last_prefill = {g: build.ready - 0.9 for g in dp}
+        last_decode = {g: t_sched for g in dp}
+        tokens_since = {g: float(WARMUP_DECODE_STEPS) for g in dp}
+        drafts_since = {g: 0 for g in dp}
+        accepted_since = {g: 0.0 for g in dp}
+        for step in self._lockstep(trace.steps):
+            g, src = step.group, self._group_source(step.group)
             if step.preempted:
                 before = self.noise.uniform(f"ratio|{step.index}", 0.25, 0.5)
                 after = min(1.0, before + 0.1 * len(step.preempted))
@@ -222,32 +258,32 @@ class SglangBuilder:
                                                            before, after),
                           tag="retraction", phase=step.phase, count=len(step.preempted))
             if step.kind == "prefill":
-                gap = step.t0 - last_prefill
+                gap = step.t0 - last_prefill[g]
                 values = {"new_seq": len(step.segments), "new_token": step.prompt_tokens, "cached": 0,
                           "usage": step.kv_at_start / self.capacity, "running": step.running_at_start,
                           "queue": step.queue_at_start, "pending": step.pending_tokens,
                           "input_tps": step.prompt_tokens / gap if gap > 0 else 0.0}
                 mamba = (step.running_at_start + len(step.segments)) / slots
                 body = L.prefill_batch(era, hybrid=p.hybrid_ssm, mamba_usage=mamba, **values)
-                record = self._log(step.t0, "tp0", body, tag="prefill", phase=step.phase)
+                record = self._log(step.t0, src, body, tag="prefill", phase=step.phase, group=g)
                 build.prefills.append((step, record, values))
-                last_prefill = step.t0
+                last_prefill[g] = step.t0
             elif step.kind == "decode":
-                tokens_since += step.gen_tokens
-                drafts_since += step.drafts
-                accepted_since += step.accepted
+                tokens_since[g] += step.gen_tokens
+                drafts_since[g] += step.drafts
+                accepted_since[g] += step.accepted
                 if step.decode_ctr % p.decode_log_interval:
                     continue
-                accept = 1 + accepted_since / drafts_since if k and drafts_since else None
+                accept = 1 + accepted_since[g] / drafts_since[g] if k and drafts_since[g] else None
                 values = {"running": step.n_decode, "tokens": step.kv_tokens,
                           "usage": step.kv_tokens / self.capacity, "accept_len": accept,
                           "accept_rate": L.accept_rate(era, accept, k) if accept is not None else None,
-                          "gen_tps": tokens_since / (step.t1 - last_decode), "queue": step.waiting}
+                          "gen_tps": tokens_since[g] / (step.t1 - last_decode[g]), "queue": step.waiting}
                 body = L.decode_batch(era, hybrid=p.hybrid_ssm, mamba_num=step.n_decode,
                                       mamba_usage=step.n_decode / slots, **values)
-                record = self._log(step.t1, "tp0", body, tag="decode", phase=step.phase)
+                record = self._log(step.t1, src, body, tag="decode", phase=step.phase, group=g)
                 build.decodes.append((step, record, values))
-                last_decode, tokens_since, drafts_since, accepted_since = step.t1, 0.0, 0, 0.0
+                last_decode[g], tokens_since[g], drafts_since[g], accepted_since[g] = step.t1, 0.0, 0, 0.0
 
     def _phase_events(self, trace: Trace) -> None:
         for phase, trace_phase in zip(self.params.phases, trace.phases, strict=True):
@@ -266,8 +302,11 @@ class SglangBuilder:
         if record.style == "engine":
             record.ts = stamp
             ranks = ""
-            if record.source.startswith("tp") and self.params.tp > 1:
-                ranks = f" TP{record.source[2:]}"
+            if record.source.startswith("tp") and self.params.dp > 1:
+                rank = int(record.source[2:])
+                ranks = f" DP{rank // self.attn_tp} TP{rank}" + (f" EP{rank}" if self.params.ep_size > 1 else "")
+            elif record.source.startswith("tp") and self.params.tp > 1:
+                ranks = f" TP{record.source[2:]}" + (f" EP{record.source[2:]}" if self.params.ep_size > 1 else "")
             return [f"[{stamp}{ranks}] {record.body}"]
         if record.style == "uvicorn":
             record.ts = stamp

@@ -53,6 +53,7 @@ class Request:
     finish: float | None = None
     preemptions: int = 0
     chunks: list[Segment] = field(default_factory=list)
+    group: int = 0                # SGLang DP-attention group the router sent it to
 
 
 @dataclass
@@ -83,6 +84,7 @@ class Step:
     kv_tokens: int
     kv_blocks: int
     preempted: list[int]
+    group: int = 0                # the DP group that ran it (0 without data parallelism)
 
 
 @dataclass
@@ -111,6 +113,48 @@ class Trace:
 BlockOf = Callable[[str, float, int], int]
 
 
+@dataclass
+class _Plan:
+    """A step's admission and timing, decided before its end time is known."""
+
+    reqs: list[Request]
+    t: float
+    p_idx: int
+    index: int
+    kind: str
+    decoding: list[Request]
+    running_at_start: int
+    segments: list[Segment]
+    ctr: int
+    accept: float
+    pos: list[float]
+    dec_time: float
+    queue_at_start: int
+    pending_tokens: int
+    kv_at_start: int
+    victims: list[int]
+
+    def end(self) -> float:
+        """When the step would end on its own (decode, then the prefill chunks)."""
+        return self.t + self.dec_time + sum(s.tokens / s.rate_tps for s in self.segments)
+
+
+def dp_groups(phase: PhaseParams, dp: int) -> list[int]:
+    """The DP group of each request of `phase`, in arrival order: round-robin, or dealt out
+    round-robin over the groups that still have room under `phase.dp_split`."""
+    if not phase.dp_split:
+        return [i % dp for i in range(phase.concurrency)]
+    room = list(phase.dp_split)
+    out, g = [], 0
+    for _ in range(phase.concurrency):
+        while room[g] == 0:
+            g = (g + 1) % dp
+        out.append(g)
+        room[g] -= 1
+        g = (g + 1) % dp
+    return out
+
+
 class Simulator:
     """Run the phases of `params` through a vLLM-style or SGLang-style scheduler."""
 
@@ -126,6 +170,8 @@ class Simulator:
         self.decode_ctr = decode_ctr
         self.waiting: list[Request] = []
         self._accept_cache: dict[tuple[int, int], tuple[float, list[float]]] = {}
+        self.dp = params.dp
+        self._dp_ctr = [decode_ctr] * params.dp      # each DP group's forward_ct_decode
 
     def run(self, ready: float) -> Trace:
         """Simulate every phase in turn, starting `gap_s` after `ready` / the previous phase."""
@@ -136,6 +182,13 @@ class Simulator:
             reqs = [self._new_request(p_idx, i, arrival, phase) for i in range(phase.concurrency)]
             self.waiting = list(reqs)
             t = arrival + phase.stall_s + SCHEDULE_LATENCY_S
+            if self.dp > 1:
+                first_step = len(self.steps)
+                end = self._run_phase_dp(reqs, t, p_idx, phase)
+                phases.append(PhaseTrace(p_idx, arrival, t, end, reqs,
+                                         list(range(first_step, len(self.steps))), []))
+                t_prev = end
+                continue
             pending = sorted(arrival + x for x in phase.preemptions)
             first_step = len(self.steps)
             preempted_at = []
@@ -154,6 +207,32 @@ class Simulator:
                                      list(range(first_step, len(self.steps))), preempted_at))
             t_prev = end
         return Trace(self.steps, phases, self.requests, t_prev)
+
+    def _run_phase_dp(self, reqs: list[Request], t: float, p_idx: int, phase: PhaseParams) -> float:
+        """DP attention: each group schedules its own requests, but all groups step in lockstep
+        (the MoE layers synchronise them), so a step lasts as long as its slowest group's work.
+        A group with nothing to do runs an idle batch: no step, no log line, no decode count."""
+        groups = dp_groups(phase, self.dp)
+        members: list[list[Request]] = [[] for _ in range(self.dp)]
+        for req, g in zip(reqs, groups, strict=True):
+            req.group = g
+            members[g].append(req)
+        waiting = [list(m) for m in members]
+        while any(r.state != "done" for r in reqs):
+            active = [g for g in range(self.dp) if any(r.state != "done" for r in members[g])]
+            plans = []
+            for pos, g in enumerate(active):
+                self.waiting, self.decode_ctr = waiting[g], self._dp_ctr[g]
+                plans.append(self._plan(members[g], t, p_idx, phase, [], len(self.steps) + pos))
+            t1 = max(plan.end() for plan in plans)
+            for g, plan in zip(active, plans, strict=True):
+                self.waiting, self.decode_ctr = waiting[g], self._dp_ctr[g]
+                step = self._commit(plan, t1)
+                step.group = g
+                self._dp_ctr[g] = self.decode_ctr
+            t = t1
+        self.waiting = []
+        return max(r.finish or t for r in reqs)
 
     def _new_request(self, p_idx: int, order: int, arrival: float, phase: PhaseParams) -> Request:
         prefix = "chatcmpl-" if self.mixed else ""
@@ -179,6 +258,11 @@ class Simulator:
 
     def _step(self, reqs: list[Request], t: float, p_idx: int, phase: PhaseParams,
               victims: list[int]) -> Step:
+        plan = self._plan(reqs, t, p_idx, phase, victims, len(self.steps))
+        return self._commit(plan, plan.end())
+
+    def _plan(self, reqs: list[Request], t: float, p_idx: int, phase: PhaseParams,
+              victims: list[int], index: int) -> _Plan:
         decoding = [r for r in reqs if r.state == "decode"]
         running_at_start = len(decoding)
         prefilling = sorted((r for r in reqs if r.state == "prefill"), key=lambda r: r.scheduled or 0.0)
@@ -190,16 +274,20 @@ class Simulator:
             budget, decoding, kind = self.budget, [], "prefill"
         else:
             budget, kind = 0, "decode"
-        index = len(self.steps)
         segments = self._admit(prefilling, budget, index, phase, t) if has_prefill else []
         ctr = self.decode_ctr + (1 if decoding else 0)
         block = self.block_of(kind, t, ctr)
         accept, pos = self._accept(p_idx, block, phase)
         dec_time = self._decode_time(decoding, phase, p_idx, block) if decoding else 0.0
-        t1 = t + dec_time + sum(s.tokens / s.rate_tps for s in segments)
         queue_at_start = len(self.waiting)
         pending_tokens = sum(r.target - r.prefilled for r in reqs if r.state in ("waiting", "prefill"))
         kv_at_start = int(sum(r.ctx for r in reqs if r.state in ("prefill", "decode")))
+        return _Plan(reqs, t, p_idx, index, kind, decoding, running_at_start, segments, ctr, accept, pos,
+                     dec_time, queue_at_start, pending_tokens, kv_at_start, victims)
+
+    def _commit(self, plan: _Plan, t1: float) -> Step:
+        reqs, t, p_idx, index, kind = plan.reqs, plan.t, plan.p_idx, plan.index, plan.kind
+        decoding, segments, ctr, accept, pos = plan.decoding, plan.segments, plan.ctr, plan.accept, plan.pos
         gen, accepted, accepted_pos = 0.0, 0.0, [0.0] * self.k
         for r in decoding:
             inc = min(accept, r.output - r.generated)
@@ -232,12 +320,13 @@ class Simulator:
             prompt_tokens=sum(s.tokens for s in segments), gen_tokens=gen,
             accept_len=accept if self.k and decoding else None,
             drafts=len(decoding) if self.k else 0, accepted=accepted, accepted_pos=accepted_pos,
-            decode_ctr=self.decode_ctr, running_at_start=running_at_start,
-            queue_at_start=queue_at_start, pending_tokens=pending_tokens, kv_at_start=kv_at_start,
+            decode_ctr=self.decode_ctr, running_at_start=plan.running_at_start,
+            queue_at_start=plan.queue_at_start, pending_tokens=plan.pending_tokens,
+            kv_at_start=plan.kv_at_start,
             running=len(active), waiting=len(self.waiting),
             decoding=sum(1 for r in reqs if r.state == "decode"),
             kv_tokens=int(sum(r.ctx for r in active)),
-            kv_blocks=sum(math.ceil(r.ctx / bs) for r in active), preempted=victims,
+            kv_blocks=sum(math.ceil(r.ctx / bs) for r in active), preempted=plan.victims,
         )
         self.steps.append(step)
         return step

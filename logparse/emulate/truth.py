@@ -194,18 +194,18 @@ def _vllm_counts(era: VllmEra, build: VllmBuild) -> dict[str, int]:
 def sglang_truth(params: RunParams, era: SglangEra, build: SglangBuild, start: datetime) -> dict[str, Any]:
     """Ground truth of an SGLang build (after rendering)."""
     # Decode and Prefill lines in print order: a Decode line is stable only if no Prefill line
-    # was printed since the previous Decode line.
+    # of its DP group was printed since the group's previous Decode line.
     events = sorted([(rec.line, "prefill", step, rec, v) for step, rec, v in build.prefills]
                     + [(rec.line, "decode", step, rec, v) for step, rec, v in build.decodes],
                     key=lambda e: e[0])
     prefill_since: dict[int, bool] = {}
-    seen_prefill = True
-    for line, kind, _step, _rec, _v in events:
+    seen_prefill = dict.fromkeys(range(params.dp), True)
+    for line, kind, step, _rec, _v in events:
         if kind == "prefill":
-            seen_prefill = True
+            seen_prefill[step.group] = True
         else:
-            prefill_since[line] = seen_prefill
-            seen_prefill = False
+            prefill_since[line] = seen_prefill[step.group]
+            seen_prefill[step.group] = False
     measured = _measured_prefill(build, era)
     lines = {step.index: rec.line for step, rec, _ in build.prefills}
     phases = []
@@ -218,14 +218,24 @@ def sglang_truth(params: RunParams, era: SglangEra, build: SglangBuild, start: d
                  "accept_len": printed(v["accept_len"], 2) if v["accept_len"] is not None else None,
                  "accept_rate": printed(v["accept_rate"], 2) if v["accept_rate"] is not None else None,
                  "prefill_since": prefill_since[rec.line]} for step, rec, v in decodes]
+        if params.dp > 1:
+            members = [r.group for r in phase.requests]
+            split = [members.count(g) for g in range(params.dp)]
+            rows = _dp_rows(rows, [step.group for step, _r, _v in decodes], split)
         stable = [r for r in rows if r["running"] == n and r["queue"] == 0 and not r["prefill_since"]]
         truth = _phase_base(params, phase, start, build.records)
         prefills = [(step, rec, v) for step, rec, v in build.prefills if step.phase == phase.index]
         sample_lines = [rec.line for _s, rec, _v in prefills] + [r["line"] for r in rows]
         truth["sample_lines"] = [min(sample_lines), max(sample_lines)] if sample_lines else None
         truth["stable"] = _window(stable, n)
+        if params.dp > 1:
+            truth["dp_split"] = split
+            truth["dp_aligned"] = _dp_aligned(decodes, split)
+            if truth["stable"] is not None:
+                truth["stable"]["group_lines"] = [s["group_lines"] for s in stable]
         requests = [_request_truth(r, start, measured, lines) for r in phase.requests]
-        inputs = [printed(v["input_tps"], 2) for _s, _r, v in prefills[1:]] if era.prefill == "P14" else []
+        inputs = [printed(v["input_tps"], 2) for _s, _r, v in _after_first(prefills)] \
+            if era.prefill == "P14" else []
         truth["prefill"] = {"input_tps_mean": _mean(inputs), "input_tps_samples": inputs,
                             "first_request_chunks": _first_chunks(requests), "requests": requests}
         truth["spec"] = _sglang_spec(params, era, stable or rows)
@@ -240,17 +250,69 @@ def sglang_truth(params: RunParams, era: SglangEra, build: SglangBuild, start: d
     return phases_and_totals(params, build.records, phases, build.startup, build.ready_record, start, counts)
 
 
+def _after_first(prefills: list[tuple[Any, Record, dict[str, Any]]]) -> list[tuple[Any, Record, dict[str, Any]]]:
+    """Each DP group's Prefill lines but its first of the phase (whose interval starts idle)."""
+    seen: set[int] = set()
+    out = []
+    for item in prefills:
+        if item[0].group in seen:
+            out.append(item)
+        seen.add(item[0].group)
+    return out
+
+
+def _dp_rows(rows: list[dict[str, Any]], groups: list[int], split: list[int]) -> list[dict[str, Any]]:
+    """DP groups' Decode rows combined per instant (the groups step in lockstep, so their lines of
+    one logging step share a time): counts and throughputs summed over the groups, accept length
+    averaged. An instant is a sample only when every group holding requests in the phase printed."""
+    active = {g for g, n in enumerate(split) if n}
+    by_time: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for row, g in zip(rows, groups, strict=True):
+        by_time.setdefault(row["time"], []).append((g, row))
+    out = []
+    for _time, part in sorted(by_time.items(), key=lambda kv: min(r["line"] for _g, r in kv[1])):
+        if {g for g, _r in part} != active:
+            continue
+        part = sorted(part, key=lambda gr: gr[0])
+        rs = [r for _g, r in part]
+        running = sum(r["running"] for r in rs)
+        lens = [r["accept_len"] for r in rs if r["accept_len"] is not None]
+        rates = [r["accept_rate"] for r in rs if r["accept_rate"] is not None]
+        out.append({"line": max(r["line"] for r in rs), "group_lines": [r["line"] for r in rs],
+                    "ts": rs[0]["ts"], "time": rs[0]["time"],
+                    "gen_tps": sum(r["gen_tps"] for r in rs), "running": running,
+                    "queue": sum(r["queue"] for r in rs),
+                    "ctx_true": sum(r["ctx_true"] * r["running"] for r in rs) / running,
+                    "ctx_printed": sum(r["ctx_printed"] * r["running"] for r in rs) / running,
+                    "accept_len": _mean(lens), "accept_rate": _mean(rates),
+                    "prefill_since": any(r["prefill_since"] for r in rs)})
+    return out
+
+
+def _dp_aligned(decodes: list[tuple[Any, Record, dict[str, Any]]], split: list[int]) -> bool:
+    """Every group with requests prints its Decode lines at the same instants. Each group counts
+    its own decode steps (`forward_ct_decode`), so groups that were idle or prefilling while
+    others decoded drift apart; their lines then never coincide and the truth states no
+    combined samples (`stable` is None) for the phase."""
+    active = [g for g, n in enumerate(split) if n]
+    times = {g: [step.t1 for step, _r, _v in decodes if step.group == g] for g in active}
+    return all(times[g] == times[active[0]] for g in active)
+
+
 def _measured_prefill(build: SglangBuild, era: SglangEra) -> dict[int, float | None]:
     """Per prefill step, the printed input throughput that measures it: the value on the next
-    Prefill line (`batch tokens / time since the previous Prefill line`) when that line was
-    printed the moment this batch finished; None otherwise (idle or decode in between)."""
+    Prefill line of its DP group (`batch tokens / time since the previous Prefill line`) when
+    that line was printed the moment this batch finished; None otherwise (idle or decode in
+    between)."""
     out: dict[int, float | None] = {}
     if era.prefill != "P14":
         return out
-    following = [*build.prefills[1:], None]
-    for (step, _rec, _v), nxt in zip(build.prefills, following, strict=True):
-        direct = nxt is not None and abs(nxt[0].t0 - step.t1) < 1e-9
-        out[step.index] = printed(nxt[2]["input_tps"], 2) if nxt is not None and direct else None
+    for group in sorted({step.group for step, _r, _v in build.prefills}):
+        mine = [item for item in build.prefills if item[0].group == group]
+        following = [*mine[1:], None]
+        for (step, _rec, _v), nxt in zip(mine, following, strict=True):
+            direct = nxt is not None and abs(nxt[0].t0 - step.t1) < 1e-9
+            out[step.index] = printed(nxt[2]["input_tps"], 2) if nxt is not None and direct else None
     return out
 
 

@@ -1,0 +1,223 @@
+"""SGLang DP attention (`--dp-size N --enable-dp-attention`): the emulator renders one Prefill /
+Decode line per DP group, and the analysis adds the groups up into the figures the truth states.
+
+Hypothesis picks DP runs (dp 2/4/8, tp = dp or 8, uneven request splits, every SGLang era, which
+all print ` DP{g}` rank tokens); each is rendered, parsed and analysed like a real log.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).parent))
+import emulate_grammar as G  # noqa: E402
+
+from logparse.analysis import Analysis, analyze_log  # noqa: E402
+from logparse.emulate import (  # noqa: E402
+    SGLANG_ERAS, LogStyle, PhaseParams, RunParams, StartupParams, emulate,
+)
+from logparse.emulate.fixtures import fixture_params  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = settings(max_examples=int(os.environ.get("LOGPARSE_DP_EXAMPLES", "10")), deadline=None,
+                derandomize=not os.environ.get("LOGPARSE_ANALYSIS_RANDOM"),
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+STARTUP = StartupParams(pre_load_s=9.0, weight_load_s=6.5, shards=4, init_s=30.0, cuda_graph_s=9.0)
+BUDGET = 16_384
+PREFIX = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?P<ranks>(?: [A-Z]+\d+)*)\] (?P<msg>.*)$")
+
+
+@st.composite
+def splits(draw: st.DrawFn, dp: int, idle: frozenset[int]) -> tuple[int, tuple[int, ...]]:
+    """N and the per-group counts: round-robin (empty split, every group busy) or a drawn uneven
+    split leaving the `idle` groups without requests (they print no Decode lines).
+
+    The same groups stay idle in every phase: a group idle in one phase and busy in the next
+    counts fewer decode steps than the others and prints at other instants from then on
+    (`dp_aligned` false in the truth, see `test_groups_drift_apart_after_an_idle_phase`)."""
+    if not idle and draw(st.booleans()):
+        return draw(st.integers(dp, 3 * dp)), ()
+    counts = [0 if g in idle else draw(st.integers(1, 4)) for g in range(dp)]
+    return sum(counts), tuple(counts)
+
+
+@st.composite
+def dp_runs(draw: st.DrawFn) -> RunParams:
+    era = draw(st.sampled_from([e.name for e in SGLANG_ERAS]))
+    dp = draw(st.sampled_from([2, 4, 8]))
+    tp = draw(st.sampled_from(sorted({dp, 8})))
+    ep = draw(st.sampled_from([1, tp])) if era != "0.4" else 1
+    idle = frozenset(draw(st.sets(st.integers(0, dp - 1), max_size=dp - 1)))
+    phases = []
+    for _ in range(draw(st.integers(1, 2))):
+        n, split = draw(splits(dp, idle))
+        per_group = max(split) if split else -(-n // dp)
+        phases.append(PhaseParams(
+            concurrency=n, dp_split=split,
+            # every group prefills its whole batch in one step, so the groups start decoding
+            # (and count decode steps) together
+            input_len=draw(st.integers(300, BUDGET // per_group)),
+            output_len=draw(st.integers(300, 900)), gap_s=float(draw(st.integers(60, 120))),
+            decode_tps=float(draw(st.integers(15, 60))),
+            decode_ctx_slowdown=draw(st.sampled_from([0.0, 0.5])),
+            noise=draw(st.sampled_from([0.0, 0.02, 0.06])),
+        ))
+    return RunParams(engine="sglang", era=era, seed=draw(st.integers(0, 10_000)), tp=tp, dp=dp, ep_size=ep,
+                     dp_interleave=draw(st.integers(1, 1000)), max_num_batched_tokens=BUDGET,
+                     startup=STARTUP, phases=tuple(phases), style=LogStyle(access_log=False))
+
+
+def analyse(params: RunParams) -> tuple[dict[str, Any], list[str], Analysis]:
+    run = emulate(params)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.log"
+        run.write(path)
+        return run.truth, run.lines, analyze_log(path, engine="sglang", year=int(params.start[:4]))
+
+
+def stable_lines(a: Analysis, phase: int) -> list[int]:
+    rows = a.samples.filter(pl.col("stable") & (pl.col("phase") == phase)).sort("line_no")
+    return rows.get_column("line_no").to_list()
+
+
+def window(a: Analysis, phase: int) -> dict[str, Any] | None:
+    rows = a.windows.filter(pl.col("phase") == phase)
+    return rows.row(0, named=True) if rows.height else None
+
+
+def figures(a: Analysis) -> list[tuple[Any, ...]]:
+    out = []
+    for ph in a.phases.iter_rows(named=True):
+        w = window(a, ph["phase"])
+        out.append((ph["concurrency"], stable_lines(a, ph["phase"]),
+                    None if w is None else (w["samples"], w["gen_tps_mean"], w["per_request_tps"])))
+    return out
+
+
+@FAST
+@given(dp_runs())
+def test_dp_stable_window_matches_the_truth(params: RunParams) -> None:
+    truth, _lines, a = analyse(params)
+    assert a.phases.height == len(truth["phases"])
+    for i, tp in enumerate(truth["phases"], start=1):
+        n = tp["concurrency"]
+        assert sum(tp["dp_split"]) == n
+        if params.phases[i - 1].dp_split:
+            assert tuple(tp["dp_split"]) == params.phases[i - 1].dp_split
+        assert tp["dp_aligned"]
+        expected = tp["stable"]
+        assert expected is not None                       # output_len >= 300: many samples at N
+        ph = a.phases.row(i - 1, named=True)
+        assert ph["concurrency"] == n                     # N = the running requests of all groups
+        got = window(a, i)
+        assert got is not None
+        assert stable_lines(a, i) == expected["lines"]    # the same instants, no more, no fewer
+        assert got["samples"] == expected["samples"]
+        assert len(expected["group_lines"][0]) == sum(1 for c in tp["dp_split"] if c)
+        # Sums of printed 2-decimal values: equal up to float addition order.
+        assert got["gen_tps_mean"] == pytest.approx(expected["gen_tps_mean"], rel=1e-9, abs=1e-9)
+        assert got["per_request_tps"] == pytest.approx(expected["per_request_tps"], rel=1e-9)
+        assert got["per_request_tps"] == pytest.approx(got["gen_tps_mean"] / n, rel=1e-12)
+        assert got["context_tokens_per_request"] == pytest.approx(
+            expected["context_tokens_per_request_printed"], rel=1e-9)
+
+
+@FAST
+@given(dp_runs())
+def test_dp_lines_carry_the_group_ranks_and_interleave(params: RunParams) -> None:
+    run = emulate(params)
+    era = run.truth["era"]
+    attn_tp = params.tp // params.dp
+    decode_ranks: list[str] = []
+    for line in run.lines:
+        m = PREFIX.match(line)
+        if m is None or not m.group("msg").startswith(("Decode batch", "Prefill batch")):
+            continue
+        assert G.SGLANG_PREFIX.match(line)
+        regex = G.sglang_decode_regex(era) if m.group("msg").startswith("Decode") else G.sglang_prefill_regex(era)
+        assert regex.fullmatch(m.group("msg")), line
+        tokens = m.group("ranks").split()
+        assert tokens[0].startswith("DP") and tokens[1].startswith("TP")
+        g, r = int(tokens[0][2:]), int(tokens[1][2:])
+        assert r == g * attn_tp                           # the group's attention-TP rank 0 prints
+        assert tokens[2:] == ([f"EP{r}"] if params.ep_size > 1 else [])
+        if m.group("msg").startswith("Decode batch"):
+            decode_ranks.append(tokens[0])
+    # one warm-up Prefill line per group, every group decodes
+    warm = [ln for ln in run.lines[:run.truth["startup"]["ready_line"]] if "Prefill batch" in ln]
+    assert len(warm) == params.dp
+    busy = set()
+    for phase in run.truth["phases"]:
+        busy |= {f"DP{g}" for g, c in enumerate(phase["dp_split"]) if c}
+    assert set(decode_ranks) == busy
+    # the groups' lines of one instant are not printed in group order every time
+    if all(sum(1 for c in phase["dp_split"] if c) > 2 for phase in run.truth["phases"]):
+        width = sum(1 for c in run.truth["phases"][0]["dp_split"] if c)
+        blocks = [decode_ranks[i:i + width] for i in range(0, 4 * width, width)]
+        assert any(b != sorted(b, key=lambda t: int(t[2:])) for b in blocks)
+
+
+@FAST
+@given(dp_runs())
+def test_interleaving_order_changes_no_figure(params: RunParams) -> None:
+    _t, lines_a, a = analyse(params)
+    _t, lines_b, b = analyse(dataclasses.replace(params, dp_interleave=0))
+    assert sorted(lines_a) == sorted(lines_b)
+    assert figures(a) == figures(b)
+
+
+def test_dp1_fixtures_are_unchanged(tmp_path: Path) -> None:
+    """Every emulated fixture (all dp=1) renders byte-identically to the committed files."""
+    for name, params in fixture_params():
+        assert params.dp == 1
+        run = emulate(params)
+        log = ROOT / "fixtures" / f"{name}.log"
+        run.write(tmp_path / "x.log", tmp_path / "x.truth.json")
+        assert (tmp_path / "x.log").read_bytes() == log.read_bytes(), name
+        assert (tmp_path / "x.truth.json").read_bytes() == log.with_suffix(".truth.json").read_bytes(), name
+
+
+def test_dp_params_are_validated() -> None:
+    base = RunParams(engine="sglang", tp=8, dp=4)
+    emulate(dataclasses.replace(base, phases=(PhaseParams(concurrency=5, dp_split=(2, 0, 1, 2)),)))
+    for bad, words in (
+        (dataclasses.replace(base, tp=6), "multiple of dp"),
+        (dataclasses.replace(base, engine="vllm"), "SGLang only"),
+        (dataclasses.replace(base, era="0.4", ep_size=8), "EP rank token"),
+        (dataclasses.replace(base, ep_size=2), "ep_size must be 1 or tp"),
+        (dataclasses.replace(base, phases=(PhaseParams(concurrency=5, dp_split=(2, 2)),)), "dp_split"),
+        (dataclasses.replace(base, phases=(PhaseParams(preemptions=(3.0,)),)), "preemptions"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            emulate(bad)
+
+
+def test_params_round_trip_and_dp1_serialisation() -> None:
+    dp = RunParams(engine="sglang", tp=8, dp=4, ep_size=8,
+                   phases=(PhaseParams(concurrency=5, dp_split=(2, 0, 1, 2)),))
+    assert RunParams.from_dict(dp.to_dict()) == dp
+    plain = RunParams(engine="sglang")
+    assert "dp" not in plain.to_dict() and "dp_split" not in plain.to_dict()["phases"][0]
+    assert RunParams.from_dict(plain.to_dict()) == plain
+
+
+def test_groups_drift_apart_after_an_idle_phase() -> None:
+    """N=1 on two groups, then N=2: group 1 sat idle while group 0 counted 300 decode steps, so
+    in phase 2 their Decode lines (every 40 steps of their own) no longer coincide."""
+    phase = PhaseParams(concurrency=1, input_len=300, output_len=300, decode_tps=15.0, noise=0.0)
+    params = RunParams(engine="sglang", tp=2, dp=2, startup=STARTUP, style=LogStyle(access_log=False),
+                       phases=(phase, dataclasses.replace(phase, concurrency=2)))
+    truth = emulate(params).truth
+    assert [p["dp_split"] for p in truth["phases"]] == [[1, 0], [1, 1]]
+    assert [p["dp_aligned"] for p in truth["phases"]] == [True, False]
+    assert truth["phases"][0]["stable"] is not None and truth["phases"][1]["stable"] is None
