@@ -218,7 +218,7 @@ def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
     """Read `folder/<kind>.parquet` tables written by `write_tables`."""
     if not folder.is_dir():
         raise InputError(f"{folder}: not a folder of logparse tables")
-    return {p.stem: pl.read_parquet(p) for p in sorted(folder.glob("*.parquet"))}
+    return {p.stem: pl.read_parquet(p, glob=False) for p in sorted(folder.glob("*.parquet"))}
 
 
 def remove_tree(path: Path) -> None:

@@ -351,7 +351,7 @@ def write_fleet(folder: Path, rows: pl.DataFrame) -> list[Path]:
 def previous_out_names(out: Path) -> list[str]:
     """The run folders an earlier `summary DATASET --out` wrote into `out` (from its fleet.parquet)."""
     try:
-        runs = pl.read_parquet(out / "fleet.parquet", columns=["run", "error"])
+        runs = pl.read_parquet(out / "fleet.parquet", columns=["run", "error"], glob=False)
     except (OSError, pl.exceptions.PolarsError):
         return []
     return [name for name, error in zip(output_names(runs.get_column("run").to_list()),

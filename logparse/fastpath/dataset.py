@@ -127,7 +127,7 @@ def scan_tables(folder: Path, kinds: Sequence[str] | None = None) -> dict[str, p
     """Each kind's table in `folder` (only `kinds`, when given) as a lazy scan (nothing is read yet)."""
     found = table_paths(folder)
     wanted = sorted(found) if kinds is None else [k for k in sorted(kinds) if k in found]
-    return {kind: pl.scan_parquet(found[kind]) for kind in wanted}
+    return {kind: pl.scan_parquet(found[kind], glob=False) for kind in wanted}
 
 
 def read_table_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> Any:
@@ -146,7 +146,7 @@ def read_table_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> Any
             raise InputError(f"{for_terminal(str(path))}: a dataset of {len(runs)} runs ({for_terminal(shown)}); "
                              f"give one of them, e.g. {for_terminal(str(runs[0]))}")
         folder = runs[0]
-    tables = {kind: pl.read_parquet(files) for kind, files in sorted(table_paths(folder).items())}
+    tables = {kind: pl.read_parquet(files, glob=False) for kind, files in sorted(table_paths(folder).items())}
     if not tables:
         raise InputError(f"{for_terminal(str(path))}: holds no tables")
     engine = None

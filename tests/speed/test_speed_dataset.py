@@ -104,3 +104,22 @@ def test_logs_in_parallel_threads_give_the_tables_of_one_at_a_time(logs: Path, t
     for part in sorted(one.glob("run=*/kind=*/*.parquet")):
         other = two / part.relative_to(one)
         assert pl.read_parquet(part).equals(pl.read_parquet(other)), part
+
+
+def test_tables_under_a_path_with_glob_characters_read_back(logs: Path, tmp_path: Path) -> None:
+    """`[`, `*` and `?` in a folder name are names, not patterns, when the tables are read back."""
+    odd = tmp_path / "out [a]*?"
+    log = logs / "vllm-gpustack-64k.log"
+    assert run("ingest", str(log), "--out", str(odd)).exit_code == 0
+    direct = run("summary", str(log), "--json")
+    again = run("summary", str(odd), "--json")
+    assert again.exit_code == 0, again.output
+    a, b = json.loads(direct.stdout), json.loads(again.stdout)
+    assert a["phases"] == b["phases"] and a["startup"]["kv_pool_tokens"] == b["startup"]["kv_pool_tokens"]
+    ds = tmp_path / "ds"
+    assert run("ingest", str(logs), "--out", str(ds)).exit_code == 0
+    (ds / "run=vllm-gpustack-64k").rename(ds / "run=vllm[1]")
+    fleet = run("summary", str(ds), "--json")
+    assert fleet.exit_code == 0, fleet.output
+    rows = {r["run"]: r for r in json.loads(fleet.stdout)["fleet"]}
+    assert "error" not in rows["vllm[1]"] or not rows["vllm[1]"]["error"], rows["vllm[1]"]
