@@ -327,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return m
 
         logparse = [python, "-m", "logparse"]
-        main_run = run("logparse ingest corpus/ --out DATASET (both logs side by side, all kinds, Parquet)",
+        main_run = run("logparse ingest corpus/ --out DATASET (2 logs, all kinds, Parquet; a large log on all cores)",
                        [*logparse, "ingest", str(corpus), "--out", str(work / "dataset"), "--format", "json"],
                        total, total_lines)
         sg_path, sg_bytes, sg_lines = sizes["sglang"]
