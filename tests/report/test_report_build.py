@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from click.testing import CliRunner
-from report_inputs import bench_file, gpustack_logs, gpustack_report  # noqa: F401 (pytest fixtures)
+from report_inputs import ROOT, bench_file, gpustack_logs, gpustack_report  # noqa: F401 (pytest fixtures)
 
 from logparse.report import build_report
 
@@ -199,3 +199,14 @@ def test_progress_only_when_asked(
     build_report(gpustack_logs[:1], [], tmp_path / "b", images=False, progress=True)
     err = capsys.readouterr().err
     assert "reading" in err and "rendering" in err
+
+
+def test_the_committed_example_report_is_up_to_date(gpustack_report) -> None:  # type: ignore[no-untyped-def]
+    """reports/gpustack-kimi-k3 shows what logparse produces today: its tables equal a fresh build
+    (after a change to the grammars or the analysis, run `make reports`)."""
+    committed = ROOT / "reports" / "gpustack-kimi-k3" / "tables"
+    fresh = Path(gpustack_report.index).parent / "tables"
+    names = sorted(p.name for p in committed.glob("*.csv"))
+    assert names and names == sorted(p.name for p in fresh.glob("*.csv"))
+    stale = [name for name in names if (committed / name).read_text() != (fresh / name).read_text()]
+    assert not stale, f"stale example report tables (run `make reports`): {stale}"
