@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import textwrap
 from typing import Any
 
 import polars as pl
@@ -127,6 +128,22 @@ def _parse(value: Any) -> Any:
     return value
 
 
+TEXT_WIDTH = 100  # the diagnostics table is wrapped to fit a terminal this wide
+
+
+def _wrapped_diagnostics(diags: list[dict[str, Any]]) -> list[list[str]]:
+    """Rows of the diagnostics table, each message wrapped under its own column."""
+    lead = (max(len("severity"), *(len(d["severity"]) for d in diags))
+            + max(len("code"), *(len(d["code"]) for d in diags)))
+    width = max(40, TEXT_WIDTH - lead - 4)
+    rows = []
+    for d in diags:
+        lines = textwrap.wrap(str(d["message"]), width=width, break_on_hyphens=False) or [""]
+        rows.append([d["severity"], d["code"], lines[0]])
+        rows.extend(["", "", more] for more in lines[1:])
+    return rows
+
+
 def render_summary(summary: dict[str, Any]) -> str:
     """The whole post-mortem as readable text (control characters from the log or its path made
     visible: a file name or a logged string cannot drive the reader's terminal)."""
@@ -176,6 +193,5 @@ def render_summary(summary: dict[str, Any]) -> str:
     diags = summary["diagnostics"]
     out += ["", "diagnostics" + ("" if diags else ": none")]
     if diags:
-        out.append(render_table([[d["severity"], d["code"], d["message"]] for d in diags],
-                                ["severity", "code", "message"], align="lll"))
+        out.append(render_table(_wrapped_diagnostics(diags), ["severity", "code", "message"], align="lll"))
     return for_terminal("\n".join(out), keep_newlines=True)

@@ -98,3 +98,12 @@ def test_summary_text_cannot_drive_the_terminal(tmp_path: Path) -> None:
     assert code == 0, out
     assert "\x1b" not in out and "\x07" not in out
     assert "\\x1b]0;owned\\x07" in out
+
+
+def test_summary_diagnostics_wrap_to_100_columns() -> None:
+    log = ROOT / "fixtures" / "vllm" / "gpustack-64k.log"
+    code, out = run("summary", str(log))
+    assert code == 0, out
+    table = out[out.index("\ndiagnostics\n"):]
+    assert "kv_cache_overcommitted" in table and "--gpu-memory-utilization" in table  # not cut at a hyphen
+    assert max(len(line) for line in table.splitlines()) <= 100
