@@ -12,7 +12,7 @@
    one full Decode regex, and a naive per-line Python `re` loop extracting two line kinds (decode
    batches and access lines); optionally the reference per-line parser on a slice.
 3. Prints MB/s, lines/s, CPU seconds and peak RSS (`/usr/bin/time -v`, and the sum over the
-   process tree sampled from /proc, which is what counts when worker processes run) and the
+   process tree sampled from /proc, which would count any child process) and the
    ratios, and writes them to `--out`. `--rss-size 1G,2G,5G` adds runs on SGLang logs of those
    sizes (the first bytes of one log) for the memory claims: at most 400 MB, and flat as the input
    grows.
