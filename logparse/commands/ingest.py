@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -54,11 +53,11 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
     if reference or (fmt == "jsonl" and not _jsonl_streams(files, patterns)):
         summaries = _ingest_in_memory(files, several, engine, out, fmt, force, reference, patterns, year)
     elif fmt == "jsonl":
-        summaries = _ingest_jsonl(files, several, engine, out, force, patterns, year)
+        summaries = _ingest_jsonl(files, several, engine, out, force, patterns, year, jobs)
     elif several:
         summaries = _ingest_dataset(files, engine, out, force, jobs, patterns, year, fmt)
     else:
-        summaries = [_ingest_one(files[0], engine, out, force, patterns, year)]
+        summaries = [_ingest_one(files[0], engine, out, force, patterns, year, jobs)]
         if fmt == "table":
             click.echo(render_headline(summaries[0]))
     if fmt == "json":
@@ -67,17 +66,18 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
 
 
 def _ingest_one(log: str, engine: str, out: Path | None, force: bool, patterns: tuple[Path, ...],
-                year: int | None) -> dict[str, Any]:
-    """One log, streamed into --out (or a scratch folder): its headline facts."""
+                year: int | None, jobs: int | None) -> dict[str, Any]:
+    """One log, streamed into --out (or a scratch folder) on `jobs` threads: its headline facts."""
     from logparse.fastpath.run import headline_facts, stream_to_folder
     from logparse.tables import table_folder
 
     if out is None:
         with tempfile.TemporaryDirectory(prefix="logparse-") as tmp:
-            outcome, grammar = stream_to_folder(log, Path(tmp), engine=engine, year=year, patterns=patterns)
+            outcome, grammar = stream_to_folder(log, Path(tmp), engine=engine, year=year, patterns=patterns,
+                                                workers=jobs)
             return headline_facts(outcome, Path(tmp), grammar)
     with table_folder(out, force=force) as tmp:
-        outcome, grammar = stream_to_folder(log, tmp, engine=engine, year=year, patterns=patterns)
+        outcome, grammar = stream_to_folder(log, tmp, engine=engine, year=year, patterns=patterns, workers=jobs)
     return headline_facts(outcome, out, grammar)
 
 
@@ -97,7 +97,7 @@ def _jsonl_streams(files: list[str], patterns: tuple[Path, ...]) -> bool:
 
 
 def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None, force: bool,
-                  patterns: tuple[Path, ...], year: int | None) -> list[dict[str, Any]]:
+                  patterns: tuple[Path, ...], year: int | None, jobs: int | None) -> list[dict[str, Any]]:
     """Each log in turn, block by block: its events as JSON lines on stdout (and its tables into --out)."""
     from logparse.fastpath.dataset import run_names
     from logparse.fastpath.jsonl import JsonlOutput
@@ -107,7 +107,6 @@ def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None
     from logparse.tables import LineCounts, table_folder
 
     grammar = load_grammar(patterns)
-    workers = int(os.environ.get("LOGPARSE_WORKERS", "1") or 1)
 
     def one(log: str, folder: Path | None, layout: str) -> None:
         output = JsonlOutput(grammar, sys.stdout)
@@ -117,7 +116,7 @@ def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None
                 return output.sink()
             return TeeSink(output.sink(), ParquetSink(folder, layout=layout))
 
-        outcome, _ = stream_log(log, grammar, sink, engine=engine, year=year, workers=workers)
+        outcome, _ = stream_log(log, grammar, sink, engine=engine, year=year, workers=jobs)
         counts = LineCounts()
         counts.counts = outcome.counts
         click.echo(f"{for_terminal(outcome.source)}: {counts.lines:,} events ({outcome.engine}, coverage "

@@ -161,3 +161,27 @@ def test_a_large_table_in_the_hive_layout_is_several_files_that_read_back_as_one
     for kind, files in parts.items():
         assert [f.name for f in files] == [f"part-{i:05d}.parquet" for i in range(len(files))]
         assert pl.read_parquet(files).equals(pl.read_parquet(flat / f"{kind}.parquet")), kind
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_jobs_sets_the_parsing_threads_of_one_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    from logparse.fastpath import run as run_module
+    from logparse.fastpath import stream as stream_module
+
+    seen: list[int | None] = []
+    real = stream_module.stream_log
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(kwargs.get("workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "stream_log", spy)
+    monkeypatch.setattr(stream_module, "stream_log", spy)
+    path = _modest_log(tmp_path, "vllm")
+    outputs = []
+    for jobs in ("1", "3"):
+        result = CliRunner().invoke(cli, ["ingest", str(path), "--jobs", jobs, "--format", fmt])
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout)
+    assert seen == [1, 3]
+    assert outputs[0] == outputs[1]
