@@ -171,8 +171,8 @@ def decode_samples(ranks: pl.DataFrame, *, tolerance_factor: float = 2.5) -> pl.
     `Engine 001`, …; SGLang `DP0`, `DP1`, …) each distinct timestamp becomes a sample whose
     value per series is that series' latest line at or before it (no older than
     `tolerance_factor` × the series' median interval). A series with no recent line is idle and
-    adds nothing (``n_series`` counts the series that contribute), unless its next line is
-    within that tolerance: then it is late, and the instant is dropped. Several lines of one
+    adds nothing (``n_series`` counts the series that contribute), unless its next line comes
+    less than one of its median intervals later: then it is late, and the instant is dropped. Several lines of one
     series in one second are successive instants (the k-th line of each series in a second
     goes with the k-th of the others). Counts and throughputs are summed, KV usage averaged
     over the contributing series, and a sample overlaps a prefill if any series' line does.
@@ -250,11 +250,16 @@ def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_fac
         tol = int(max(step * tolerance_factor, 1.0) * 1_000_000) * _PER_SECOND_SLOTS
         renamed = part.select("_tick", *[pl.col(c).alias(f"{c}__{sid}") for c in measures])
         combined = combined.join_asof(renamed, on="_tick", strategy="backward", tolerance=tol)
+        # late: the series' line of this instant comes less than one of its intervals after it
+        late_tol = int(step * 1_000_000) * _PER_SECOND_SLOTS - 1
         upcoming = part.select("_tick", pl.col("line_no").alias(f"_next__{sid}"))
-        combined = combined.join_asof(upcoming, on="_tick", strategy="forward", tolerance=tol)
+        combined = combined.join_asof(upcoming, on="_tick", strategy="forward", tolerance=late_tol)
     # A series with no recent line is idle (an SGLang DP group without requests prints no
     # Decode lines; an idle vLLM engine is silent) and adds nothing, unless it prints soon:
-    # then it is only late, and the instant is no sample.
+    # then it is only late, and the instant is no sample. "Soon" is within less than one of
+    # its own intervals (a line stamped a second after the others'); a series whose next line
+    # is a whole interval or more away sat this instant out (a vLLM engine prints its lines of
+    # one interval together with the others', so one starting in the next phase is idle now).
     present = [pl.col(f"line_no__{sid}").is_not_null() for sid in series_ids]
     idle = [pl.col(f"line_no__{sid}").is_null() & pl.col(f"_next__{sid}").is_null() for sid in series_ids]
     combined = combined.filter(pl.all_horizontal([p | i for p, i in zip(present, idle, strict=True)])

@@ -23,8 +23,8 @@ class PhaseParams:
     (1 without speculation). `noise` and `spec_jitter` are log-normal sigmas drawn once per
     sampling block (a vLLM stats interval, an SGLang decode-log interval).
 
-    `dp_split` (SGLang with `RunParams.dp > 1`): requests per DP group, summing to `concurrency`;
-    empty means the router's round-robin (request i goes to group i mod dp).
+    `dp_split` (`RunParams.dp > 1`): requests per DP group / vLLM engine, summing to
+    `concurrency`; empty means round-robin (request i goes to group i mod dp).
     """
 
     concurrency: int = 8
@@ -104,10 +104,15 @@ class LogStyle:
 class RunParams:
     """Everything `emulate()` needs. `era` is an era name or release (see `eras.py`).
 
-    `dp` > 1 (SGLang only) is `--dp-size dp --enable-dp-attention`: `tp // dp` GPUs per attention
+    `dp` > 1 with SGLang is `--dp-size dp --enable-dp-attention`: `tp // dp` GPUs per attention
     DP group, each group's scheduler prints its own Prefill/Decode lines tagged ` DP{g} TP{r}`
     (plus ` EP{r}` when `ep_size` = tp). `dp_interleave` salts the order in which the groups'
     lines of one instant land in the log (0 = group order).
+
+    `dp` > 1 with vLLM V1 is `--data-parallel-size dp`: dp engine cores of `tp` GPUs each
+    (`EngineCore_DP{d}`, workers `Worker_DP{d}_TP{r}`, plus `_EP{n}` when `ep_size` = dp * tp,
+    i.e. `--enable-expert-parallel`); the API server prints one `Engine {d:03d}:` stats line per
+    engine per interval, in engine order (`dp_interleave` does not apply).
     """
 
     engine: Engine = "vllm"
@@ -200,20 +205,24 @@ def validate(params: RunParams) -> Era:
 
 
 def _dp_problems(params: RunParams, era: Era) -> list[str]:
-    """DP attention as SGLang's server args allow it (`tp_size % dp_size == 0`, §1.1 prefixes)."""
+    """DP attention as SGLang's server args allow it (`tp_size % dp_size == 0`, §1.1 prefixes);
+    vLLM V1 data-parallel engines (`--data-parallel-size`, `Engine %03d:` stats from 0.8.3)."""
     problems = []
     if params.dp < 1 or params.ep_size < 1:
         problems.append("dp and ep_size must be >= 1")
         return problems
     if isinstance(era, VllmEra):
-        if params.dp != 1 or params.ep_size != 1 or any(p.dp_split for p in params.phases):
-            problems.append("dp, ep_size and dp_split are emulated for SGLang only")
-        return problems
-    if params.tp % params.dp:
+        if not era.v1 and (params.dp != 1 or params.ep_size != 1 or any(p.dp_split for p in params.phases)):
+            problems.append(f"vLLM {era.name} (V0) has no data-parallel engines: dp, ep_size and dp_split "
+                            "are emulated for SGLang only and vLLM V1")
+            return problems
+        if params.ep_size not in (1, params.dp * params.tp):
+            problems.append("vLLM ep_size must be 1 or dp * tp (--enable-expert-parallel)")
+    elif params.tp % params.dp:
         problems.append(f"tp={params.tp} must be a multiple of dp={params.dp} (DP attention)")
-    if params.ep_size not in (1, params.tp):
+    if isinstance(era, SglangEra) and params.ep_size not in (1, params.tp):
         problems.append("ep_size must be 1 or tp")
-    if params.ep_size > 1 and era.name == "0.4":
+    if isinstance(era, SglangEra) and params.ep_size > 1 and era.name == "0.4":
         problems.append(f"SGLang {era.name} prints no EP rank token (added in 0.4.10)")
     if params.dp > 1 and any(p.preemptions for p in params.phases):
         problems.append("preemptions are not emulated with dp > 1")

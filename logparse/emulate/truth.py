@@ -104,10 +104,17 @@ def vllm_truth(params: RunParams, era: VllmEra, build: VllmBuild, start: datetim
         n = params.phases[phase.index].concurrency
         samples = [s for s in build.samples if s.printed and s.phase == phase.index]
         rows = [_vllm_row(s, start, pool) for s in samples]
+        if params.dp > 1:
+            split = [sum(1 for r in phase.requests if r.group == d) for d in range(params.dp)]
+            rows = _vllm_dp_rows(rows, [s.engine for s in samples], split)
         stable = [r for r in rows if r["running"] == n and r["waiting"] == 0 and r["prompt_tps"] == 0.0]
         truth = _phase_base(params, phase, start, build.records)
-        truth["sample_lines"] = [rows[0]["line"], rows[-1]["line"]] if rows else None
+        truth["sample_lines"] = [min(r["line"] for r in rows), max(r["line"] for r in rows)] if rows else None
         truth["stable"] = _window(stable, n)
+        if params.dp > 1:
+            truth["dp_split"] = split
+            if truth["stable"] is not None:
+                truth["stable"]["engine_lines"] = [r["engine_lines"] for r in stable]
         requests = [_request_truth(r, start, {}, {}) for r in phase.requests]
         prompt = [r["prompt_tps"] for r in rows if r["prompt_tps"] > 0]
         truth["prefill"] = {"input_tps_mean": _mean(prompt), "input_tps_samples": prompt,
@@ -129,6 +136,30 @@ def _vllm_row(s: Sample, start: datetime, pool: int) -> dict[str, Any]:
             "running": running, "waiting": v["waiting"], "kv_pct": kv_pct,
             "ctx_true": v["kv_tokens"] / running if running else 0.0,
             "ctx_printed": kv_pct / 100 * pool / running if running else 0.0}
+
+
+def _vllm_dp_rows(rows: list[dict[str, Any]], engines: list[int], split: list[int]) -> list[dict[str, Any]]:
+    """The engines' stats lines of one tick (the API server prints them together) added up into
+    one row: counts and printed throughputs summed, KV context over the summed running count.
+    A tick is a row only when every engine holding requests in the phase printed at it."""
+    busy = {d for d, count in enumerate(split) if count}
+    by_time: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for row, engine in zip(rows, engines, strict=True):
+        by_time.setdefault(row["time"], []).append((engine, row))
+    out = []
+    for part in by_time.values():
+        if not busy <= {d for d, _r in part}:
+            continue
+        rs = [r for _d, r in sorted(part, key=lambda dr: dr[0])]
+        running = sum(r["running"] for r in rs)
+        out.append({"line": max(r["line"] for r in rs), "engine_lines": [r["line"] for r in rs],
+                    "ts": rs[0]["ts"], "time": rs[0]["time"],
+                    "prompt_tps": sum(r["prompt_tps"] for r in rs), "gen_tps": sum(r["gen_tps"] for r in rs),
+                    "running": running, "waiting": sum(r["waiting"] for r in rs),
+                    "kv_pct": statistics.fmean(r["kv_pct"] for r in rs),
+                    "ctx_true": sum(r["ctx_true"] * r["running"] for r in rs) / running if running else 0.0,
+                    "ctx_printed": sum(r["ctx_printed"] * r["running"] for r in rs) / running if running else 0.0})
+    return sorted(out, key=lambda r: r["line"])
 
 
 def _vllm_spec(params: RunParams, era: VllmEra, samples: list[Sample],

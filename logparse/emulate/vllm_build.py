@@ -28,6 +28,8 @@ class Sample:
     stats: Record | None = None
     spec: Record | None = None
     spec_values: dict[str, Any] | None = None
+    engine: int = 0          # the DP engine (`Engine %03d`) the line is about
+    pending: tuple[Any, ...] = ()   # DP: the `_stats_records` arguments, written tick by tick
 
 
 @dataclass
@@ -73,8 +75,25 @@ class VllmBuilder:
 
     def _sample(self, trace: Trace, tick0: float) -> list[Sample]:
         times = self._log_times(trace, tick0)
+        if self.params.dp == 1:
+            samples = self._sample_engine(trace, trace.steps, times, tick0, 0)
+        else:
+            # The API server logs every engine at each tick, in engine order (StatLoggerManager.log
+            # walks per_engine_logger_dict: engine d's stats line, then its SpecDecoding line).
+            per_engine = [self._sample_engine(trace, [s for s in trace.steps if s.group == d], times, tick0, d)
+                          for d in range(self.params.dp)]
+            samples = [sample for tick in zip(*per_engine, strict=True) for sample in tick]
+            for sample in samples:
+                if sample.printed:
+                    self._stats_records(sample, *sample.pending)
+        self._preemption_warnings(trace)
+        return samples
+
+    def _sample_engine(self, trace: Trace, steps: list[Step], times: list[float], tick0: float,
+                       engine: int) -> list[Sample]:
+        """The stats samples of one engine (its own steps, its own idle suppression). With DP the
+        records are written afterwards, tick by tick in engine order (`Sample.pending`)."""
         startup = self.params.startup
-        steps = trace.steps
         samples: list[Sample] = []
         i = 0
         last = tick0
@@ -108,15 +127,16 @@ class VllmBuilder:
                 "kv_pct": 100.0 * kv_blocks * startup.block_size / startup.kv_pool_tokens,
                 "kv_tokens": kv_tokens,
             }
-            sample = Sample(tau, last, phase, printed, values)
+            sample = Sample(tau, last, phase, printed, values, engine=engine)
             cum["accepted"] += accepted
             cum["drafts"] += drafts
             cum["emitted"] += accepted + drafts
-            if printed:
+            if printed and self.params.dp == 1:
                 self._stats_records(sample, window, drafts, accepted, elapsed, cum)
+            elif printed:
+                sample.pending = (window, drafts, accepted, elapsed, dict(cum))
             samples.append(sample)
             last = tau
-        self._preemption_warnings(trace)
         return samples
 
     def _log_times(self, trace: Trace, tick0: float) -> list[float]:
@@ -149,7 +169,7 @@ class VllmBuilder:
         v, era, p = sample.values, self.era, self.params
         if era.v1:
             hit = 0.0 if p.enable_prefix_caching or era.prefix_mode == "wrap" else None
-            body = L.stats_v1(era, 0, v["prompt_tps"], v["gen_tps"], v["running"], v["waiting"],
+            body = L.stats_v1(era, sample.engine, v["prompt_tps"], v["gen_tps"], v["running"], v["waiting"],
                               v["preemptions"], v["kv_pct"], hit)
         else:
             body = L.stats_v0(v["prompt_tps"], v["gen_tps"], v["running"], 0, v["waiting"], v["kv_pct"], 0.0)

@@ -20,16 +20,19 @@ class VllmFormatter:
         self.noise = noise
 
     def pid(self, source: str) -> int:
-        """The process id printed for a source (the API server is pid 1, as in a container)."""
+        """The process id printed for a source (the API server is pid 1, as in a container).
+
+        `core@d` / `w{r}@d` are the processes of vLLM DP engine d (no suffix: engine 0)."""
         if source == "api":
             return 1
+        source, engine = _engine_of(source)
         if source == "core":
-            return 200 + self.noise.integer("pid|core", 0, 80)
-        return 300 + self.noise.integer("pid|w", 0, 80) + int(source[1:])
+            return 200 + self.noise.integer("pid|core", 0, 80) + 1000 * engine
+        return 300 + self.noise.integer("pid|w", 0, 80) + int(source[1:]) + 1000 * engine
 
     def label(self, source: str) -> str | None:
         """The `(Name pid=N)` label of a source in this era, or None when unprefixed."""
-        era = self.era
+        era, p = self.era, self.params
         if source == "raw":
             return None
         if not era.v1:
@@ -38,16 +41,25 @@ class VllmFormatter:
             return None
         if source == "api":
             return "APIServer"
-        if source == "core" or (source.startswith("w") and self.params.tp == 1):
-            return era.core_label
-        return f"Worker_TP{source[1:]}"
+        source, engine = _engine_of(source)
+        if source == "core" or (source.startswith("w") and p.tp == 1):
+            # §1.3: EngineCore_DP{n} (0.10.2..0.17 always; 0.18+ only with DP > 1)
+            return era.core_label if p.dp == 1 else f"EngineCore_DP{engine}"
+        if p.dp == 1 and p.ep_size == 1:
+            return f"Worker_TP{source[1:]}"
+        # §1.3: `Worker` + `_DP{n}` `_TP{n}` `_EP{n}`, each only when that size is > 1
+        rank = int(source[1:])
+        label = "Worker" + (f"_DP{engine}" if p.dp > 1 else "") + f"_TP{rank}"
+        return label + (f"_EP{engine * p.tp + rank}" if p.ep_size > 1 else "")
 
     def prefix(self, source: str) -> str:
         """The process prefix written before a record of `source`."""
         label = self.label(source)
         if label is None:
             return ""
-        pid_source = "core" if (source.startswith("w") and self.params.tp == 1 and self.era.v1) else source
+        pid_source = source
+        if source.startswith("w") and self.params.tp == 1 and self.era.v1:
+            pid_source = "core" + source[source.index("@"):] if "@" in source else "core"
         text = f"({label} pid={self.pid(pid_source)})"
         if self.era.ansi_prefix_always:
             return f"\x1b[1;36m{text}\x1b[0;0m "
@@ -78,3 +90,9 @@ class VllmFormatter:
             client, method, path, status = record.body.split("|")
             return [wrap_prefix + uvicorn_access(client, method, path, status, color)]
         return [wrap_prefix + record.body]
+
+
+def _engine_of(source: str) -> tuple[str, int]:
+    """Split `core@2` / `w1@2` into the process kind and its DP engine (no `@`: engine 0)."""
+    name, _, engine = source.partition("@")
+    return name, int(engine or 0)

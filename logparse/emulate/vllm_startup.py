@@ -23,17 +23,28 @@ class VllmStartup:
         self.sink = sink
         self.pid = pid
         self.ranks = list(range(params.tp))
+        self.engine = 0          # the DP engine being laid out (its sources, jitter keys, offset)
+        self.shift = 0.0
+
+    def _src(self, source: str) -> str:
+        """The source name of an engine-core or worker process of the current DP engine."""
+        return source if self.engine == 0 or source == "api" else f"{source}@{self.engine}"
+
+    def _add(self, t: float, body: str, source: str, **kwargs: Any) -> Record:
+        return self.sink.add(t + self.shift, body, source=self._src(source), **kwargs)
 
     def _log(self, t: float, source: str, key: str, body: str, level: str = "INFO",
              tag: str = "startup", **meta: Any) -> Record:
-        return self.sink.add(t, body, source=source, level=level, site=L.site(self.era, key), tag=tag,
-                             meta=meta)
+        return self._add(t, body, source, level=level, site=L.site(self.era, key), tag=tag, meta=meta)
 
     def _once_ranks(self) -> list[int]:
-        return [0] if self.era.info_once_rank0 else self.ranks
+        # info_once scope `local` (0.19+): once per node, i.e. by DP engine 0's rank 0 only
+        if self.era.info_once_rank0:
+            return [0] if self.engine == 0 else []
+        return self.ranks
 
     def _jit(self, key: str, scale: float) -> float:
-        return 1.0 + scale * self.noise.z(key)
+        return 1.0 + scale * self.noise.z(key if self.engine == 0 else f"{key}|dp{self.engine}")
 
     def run(self) -> tuple[float, Record, dict[str, Any]]:
         """Lay out the start-up; return the ready time, its record and the start-up truth."""
@@ -50,6 +61,34 @@ class VllmStartup:
                       % p.max_num_batched_tokens)
         if "slow_tokenizer" in p.warnings:
             self._log(1.4, "api", "slow_tok", L.SLOW_TOKENIZER, level="WARNING", tag="warning")
+        ends, graph_s, model_load = [], 0.0, 0.0
+        for d in range(p.dp):
+            # DP engine cores start together; each loads, profiles and captures on its own GPUs
+            self.engine = d
+            self.shift = 0.0 if d == 0 else 0.05 * d + 0.4 * abs(self.noise.z(f"dp_start|{d}"))
+            t_end, graph, load = self._engine_core()
+            ends.append(t_end + self.shift)
+            if d == 0:
+                graph_s, model_load = graph, load
+        self.engine, self.shift = 0, 0.0
+        t_end = max(ends)
+        ready = t_end + s.post_init_s
+        ready_record = self._serve(t_end, ready)
+        startup = {
+            "weights_gib": s.weights_gib, "weight_load_s": s.weight_load_s, "model_load_s": model_load,
+            "kv_pool_tokens": s.kv_pool_tokens, "kv_gib": s.kv_gib,
+            "max_concurrency": round(s.kv_pool_tokens / s.max_model_len, 2),
+            "max_model_len": s.max_model_len, "cuda_graph_s": graph_s, "cuda_graph_sizes": s.cuda_graph_sizes,
+            "cuda_graph_gib": s.cuda_graph_gib, "compile_s": s.compile_s, "init_s": s.init_s,
+            "ready_s": round(ready, 3), "peak_activation_gib": s.peak_activation_gib,
+            "non_torch_gib": s.non_torch_gib, "oom_retries": s.oom_retries,
+        }
+        return ready, ready_record, startup
+
+    def _engine_core(self) -> tuple[float, float, float]:
+        """One engine core's start-up (workers included) on its own time axis (before `shift`);
+        returns its `init engine` time, the printed graph-capture seconds and the load time."""
+        p, s, era = self.params, self.params.startup, self.era
         t_load = s.pre_load_s
         model_load = s.model_load_s if s.model_load_s is not None else s.weight_load_s + 0.9
         self._shard_bar(t_load, s.weight_load_s, s.shards)
@@ -72,8 +111,8 @@ class VllmStartup:
         if s.compile_s is not None:
             t = self._compile(t_init0, s.compile_s)
         if s.oom_retries:
-            autotuner_oom(self.sink, t + 0.5, t + 6.0, s.oom_retries, [f"w{r}" for r in self.ranks],
-                          p.style.glue_tqdm, None)
+            autotuner_oom(self.sink, t + 0.5 + self.shift, t + 6.0 + self.shift, s.oom_retries,
+                          [self._src(f"w{r}") for r in self.ranks], p.style.glue_tqdm, None)
         t_end = t_init0 + s.init_s
         t_capture = t_end - s.cuda_graph_s - 1.2
         t_kv = t + max(0.5, 0.35 * (t_capture - t))
@@ -92,18 +131,7 @@ class VllmStartup:
                                         s.peak_activation_gib, s.non_torch_gib, s.cuda_graph_gib, fit,
                                         full, s.kv_gib))
         self._log(t_end, "core", "init", L.init_engine(era, s.init_s, s.compile_s))
-        ready = t_end + s.post_init_s
-        ready_record = self._serve(t_end, ready)
-        startup = {
-            "weights_gib": s.weights_gib, "weight_load_s": s.weight_load_s, "model_load_s": model_load,
-            "kv_pool_tokens": s.kv_pool_tokens, "kv_gib": s.kv_gib,
-            "max_concurrency": round(s.kv_pool_tokens / s.max_model_len, 2),
-            "max_model_len": s.max_model_len, "cuda_graph_s": graph_s, "cuda_graph_sizes": s.cuda_graph_sizes,
-            "cuda_graph_gib": s.cuda_graph_gib, "compile_s": s.compile_s, "init_s": s.init_s,
-            "ready_s": round(ready, 3), "peak_activation_gib": s.peak_activation_gib,
-            "non_torch_gib": s.non_torch_gib, "oom_retries": s.oom_retries,
-        }
-        return ready, ready_record, startup
+        return t_end, graph_s, model_load
 
     def _args(self) -> dict[str, object]:
         p, s = self.params, self.params.startup
@@ -111,6 +139,10 @@ class VllmStartup:
                                    "max_model_len": s.max_model_len}
         if p.tp > 1:
             args["tensor_parallel_size"] = p.tp
+        if p.dp > 1:
+            args["data_parallel_size"] = p.dp
+        if p.ep_size > 1:
+            args["enable_expert_parallel"] = True
         args["gpu_memory_utilization"] = s.gpu_memory_utilization
         args["max_num_batched_tokens"] = p.max_num_batched_tokens
         args["max_num_seqs"] = p.max_num_seqs
@@ -124,16 +156,16 @@ class VllmStartup:
         desc = "Loading safetensors checkpoint shards"
         for n in range(shards + 1):
             elapsed = seconds * n / shards
-            self.sink.add(t0 + max(elapsed, 0.05), "\r" + tqdm_segment(desc, n, shards, elapsed, False),
-                          source="w0", style="raw", tag="progress")
-        self.sink.add(t0 + seconds, "\r" + tqdm_segment(desc, shards, shards, seconds, False),
+            self._add(t0 + max(elapsed, 0.05), "\r" + tqdm_segment(desc, n, shards, elapsed, False),
                       source="w0", style="raw", tag="progress")
+        self._add(t0 + seconds, "\r" + tqdm_segment(desc, shards, shards, seconds, False),
+                  source="w0", style="raw", tag="progress")
 
     def _compile(self, t0: float, total: float) -> float:
         for r in self.ranks:
             scale = self._jit(f"compile|{r}", 0.02) if r else 1.0
             src = f"w{r}"
-            cache = f"/root/.cache/vllm/torch_compile_cache/3f9c2a71de/rank_{r}_0/backbone"
+            cache = f"/root/.cache/vllm/torch_compile_cache/3f9c2a71de/rank_{r}_{self.engine}/backbone"
             dynamo, graph = 0.34 * total * scale, 0.58 * total * scale
             lines = L.compile_lines(self.era, cache, dynamo, graph, total * scale,
                                     self.params.max_num_batched_tokens)
@@ -168,7 +200,7 @@ class VllmStartup:
                 self._log(t0 - 0.05, f"w{r}", "capture", L.CAPTURE_V0, tag="cuda_graph")
         n = s.cuda_graph_sizes
         bar = "".join("\r" + tqdm_segment(desc, i, n, seconds * i / n, True) for i in range(n + 1))
-        self.sink.add(t0 + seconds, bar, source="w0", style="raw", tag="progress")
+        self._add(t0 + seconds, bar, source="w0", style="raw", tag="progress")
         printed = 0.0
         for r in self.ranks:
             took = seconds if r == 0 else seconds * self._jit(f"graph|{r}", 0.012)

@@ -192,7 +192,7 @@ def test_dp_params_are_validated() -> None:
     emulate(dataclasses.replace(base, phases=(PhaseParams(concurrency=5, dp_split=(2, 0, 1, 2)),)))
     for bad, words in (
         (dataclasses.replace(base, tp=6), "multiple of dp"),
-        (dataclasses.replace(base, engine="vllm"), "SGLang only"),
+        (dataclasses.replace(base, engine="vllm", era="0.6"), "SGLang only"),   # V0: no DP engines
         (dataclasses.replace(base, era="0.4", ep_size=8), "EP rank token"),
         (dataclasses.replace(base, ep_size=2), "ep_size must be 1 or tp"),
         (dataclasses.replace(base, phases=(PhaseParams(concurrency=5, dp_split=(2, 2)),)), "dp_split"),

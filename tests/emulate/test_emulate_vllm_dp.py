@@ -1,0 +1,208 @@
+"""vLLM V1 data parallelism (`--data-parallel-size N`): the emulator renders one `Engine 00k:`
+stats line per engine per interval, and the analysis adds the engines up into the figures the
+truth states.
+
+Hypothesis picks DP runs (dp 2/4, tp 1/2, optional expert parallelism, uneven request splits
+with idle engines, every V1 era); each is rendered, parsed and analysed like a real log. The
+structure follows `test_emulate_dp.py` (SGLang DP attention).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).parent))
+import emulate_grammar as G  # noqa: E402
+
+from logparse.analysis import Analysis, analyze_log  # noqa: E402
+from logparse.emulate import (  # noqa: E402
+    VLLM_ERAS, LogStyle, PhaseParams, RunParams, StartupParams, emulate,
+)
+from logparse.emulate.fixtures import fixture_params  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = settings(max_examples=int(os.environ.get("LOGPARSE_DP_EXAMPLES", "10")), deadline=None,
+                derandomize=not os.environ.get("LOGPARSE_ANALYSIS_RANDOM"),
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+STARTUP = StartupParams(pre_load_s=9.0, weight_load_s=6.5, shards=4, init_s=30.0, cuda_graph_s=9.0)
+V1_ERAS = [e.name for e in VLLM_ERAS if e.v1]
+ENGINE_LINE = re.compile(r"\((?P<proc>[A-Za-z_][\w]*(?:[ _][\w=]+)*?) pid=(?P<pid>\d+)\) "
+                         r"(?:INFO|WARNING) \d\d-\d\d (?P<ts>\d\d:\d\d:\d\d) \[[\w./-]+:\d+\] (?P<msg>.*)$")
+STATS = re.compile(r"Engine (\d{3}): Avg prompt throughput")
+
+
+@st.composite
+def splits(draw: st.DrawFn, dp: int) -> tuple[int, tuple[int, ...]]:
+    """N and the per-engine counts: round-robin (empty split; N < dp leaves engines idle) or a
+    drawn uneven split with 0..dp-1 idle engines. vLLM logs by wall-clock interval, not by
+    decode step, so an engine idle in one phase and busy in the next stays aligned."""
+    if draw(st.booleans()):
+        return draw(st.integers(1, 3 * dp)), ()
+    idle = draw(st.sets(st.integers(0, dp - 1), max_size=dp - 1))
+    counts = [0 if d in idle else draw(st.integers(1, 4)) for d in range(dp)]
+    return sum(counts), tuple(counts)
+
+
+@st.composite
+def vllm_dp_runs(draw: st.DrawFn) -> RunParams:
+    dp = draw(st.sampled_from([2, 4]))
+    tp = draw(st.sampled_from([1, 2]))
+    phases = []
+    for _ in range(draw(st.integers(1, 2))):
+        n, split = draw(splits(dp))
+        phases.append(PhaseParams(
+            concurrency=n, dp_split=split,
+            input_len=draw(st.integers(300, 6000)),
+            # >= 40 s of decoding: several 10 s intervals with all N requests decoding
+            output_len=draw(st.integers(1200, 2000)), gap_s=float(draw(st.integers(60, 120))),
+            decode_tps=float(draw(st.integers(15, 30))),
+            decode_ctx_slowdown=draw(st.sampled_from([0.0, 0.5])),
+            noise=draw(st.sampled_from([0.0, 0.02, 0.06])),
+        ))
+    return RunParams(engine="vllm", era=draw(st.sampled_from(V1_ERAS)), seed=draw(st.integers(0, 10_000)),
+                     tp=tp, dp=dp, ep_size=draw(st.sampled_from([1, dp * tp])), startup=STARTUP,
+                     phases=tuple(phases), style=LogStyle(access_log=False))
+
+
+def analyse(params: RunParams) -> tuple[dict[str, Any], list[str], Analysis]:
+    run = emulate(params)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.log"
+        run.write(path)
+        return run.truth, run.lines, analyze_log(path, engine="vllm", year=int(params.start[:4]))
+
+
+def stable_lines(a: Analysis, phase: int) -> list[int]:
+    rows = a.samples.filter(pl.col("stable") & (pl.col("phase") == phase)).sort("line_no")
+    return rows.get_column("line_no").to_list()
+
+
+def window(a: Analysis, phase: int) -> dict[str, Any] | None:
+    rows = a.windows.filter(pl.col("phase") == phase)
+    return rows.row(0, named=True) if rows.height else None
+
+
+def engine_lines(lines: list[str]) -> list[tuple[str, str, str]]:
+    """(process label, HH:MM:SS, message) of every vLLM log record, ANSI stripped."""
+    out = []
+    for line in lines:
+        m = ENGINE_LINE.match(G.strip(line)[0])
+        if m:
+            out.append((m.group("proc"), m.group("ts"), m.group("msg")))
+    return out
+
+
+@FAST
+@given(vllm_dp_runs())
+def test_vllm_dp_stable_window_matches_the_truth(params: RunParams) -> None:
+    truth, _lines, a = analyse(params)
+    assert a.phases.height == len(truth["phases"])
+    for i, tp in enumerate(truth["phases"], start=1):
+        n = tp["concurrency"]
+        assert sum(tp["dp_split"]) == n
+        if params.phases[i - 1].dp_split:
+            assert tuple(tp["dp_split"]) == params.phases[i - 1].dp_split
+        expected = tp["stable"]
+        assert expected is not None                       # >= 40 s of decoding at N
+        ph = a.phases.row(i - 1, named=True)
+        assert ph["concurrency"] == n                     # N = the running requests of all engines
+        got = window(a, i)
+        assert got is not None
+        assert stable_lines(a, i) == expected["lines"]    # the same ticks, no more, no fewer
+        assert got["samples"] == expected["samples"]
+        # one line per engine holding requests, printed together (consecutive, engine order)
+        busy = sum(1 for c in tp["dp_split"] if c)
+        for group in expected["engine_lines"]:
+            assert len(group) >= busy and group == list(range(group[0], group[0] + len(group)))
+        # Sums of printed 1-decimal values: equal up to float addition order.
+        assert got["gen_tps_mean"] == pytest.approx(expected["gen_tps_mean"], rel=1e-9, abs=1e-9)
+        assert got["per_request_tps"] == pytest.approx(expected["per_request_tps"], rel=1e-9)
+        assert got["per_request_tps"] == pytest.approx(got["gen_tps_mean"] / n, rel=1e-12)
+        assert got["context_tokens_per_request"] == pytest.approx(
+            expected["context_tokens_per_request_printed"], rel=1e-9)
+
+
+@FAST
+@given(vllm_dp_runs())
+def test_vllm_dp_lines_per_engine(params: RunParams) -> None:
+    run = emulate(params)
+    era = next(e for e in VLLM_ERAS if e.name == run.truth["era"])
+    records = engine_lines(run.lines)
+    stats_re = G.vllm_stats_regex(era.name)
+    # stats: APIServer only, one line per engine per tick, in engine order, busy engines only
+    ticks: dict[str, list[int]] = {}
+    for proc, ts, msg in records:
+        m = STATS.match(msg)
+        if m:
+            assert proc == "APIServer" and stats_re.fullmatch(msg), msg
+            ticks.setdefault(ts, []).append(int(m.group(1)))
+    assert ticks
+    busy = {d for phase in run.truth["phases"] for d, c in enumerate(phase["dp_split"]) if c}
+    assert set().union(*ticks.values()) == busy           # an engine never given requests is silent
+    for engines in ticks.values():
+        assert engines == sorted(set(engines))
+    # start-up: every engine core prints its own KV size and init lines, labelled EngineCore_DP{d}
+    for key in ("init engine (profile", "KV cache size:"):
+        procs = [proc for proc, _ts, msg in records if key in msg]
+        # (engines start side by side, so their lines interleave in no fixed order)
+        assert sorted(procs) == [f"EngineCore_DP{d}" for d in range(params.dp)], (key, procs)
+    workers = {proc for proc, _ts, msg in records if msg.startswith("Model loading took")}
+    if params.tp == 1:
+        assert workers == {f"EngineCore_DP{d}" for d in range(params.dp)}
+    else:
+        ep = [f"_EP{d * params.tp + r}" if params.ep_size > 1 else "" for d in range(params.dp)
+              for r in range(params.tp)]
+        assert workers == {f"Worker_DP{d}_TP{r}{ep[d * params.tp + r]}" for d in range(params.dp)
+                           for r in range(params.tp)}
+    pids = {proc: pid for proc, pid in re.findall(r"\((\w+) pid=(\d+)\)", G.strip("\n".join(run.lines))[0])}
+    assert len(set(pids.values())) == len(pids)           # one process, one pid
+
+
+def test_an_idle_engine_prints_nothing_and_adds_nothing() -> None:
+    """Engine 001 never gets a request (split 3/0): it prints no stats line (idle suppression),
+    and the window is engine 000's alone, N = 3."""
+    phase = PhaseParams(concurrency=3, dp_split=(3, 0), input_len=1000, output_len=1500, decode_tps=20.0,
+                        noise=0.0)
+    params = RunParams(engine="vllm", era="0.11", dp=2, startup=STARTUP, phases=(phase,),
+                       style=LogStyle(access_log=False))
+    truth, lines, a = analyse(params)
+    assert not any("Engine 001:" in line for line in lines)
+    stable = truth["phases"][0]["stable"]
+    assert stable["engine_lines"] == [[line] for line in stable["lines"]]
+    got = window(a, 1)
+    assert got is not None and a.phases.row(0, named=True)["concurrency"] == 3
+    assert got["samples"] == stable["samples"] and got["gen_tps_mean"] == pytest.approx(stable["gen_tps_mean"])
+
+
+def test_dp1_fixtures_are_unchanged(tmp_path: Path) -> None:
+    """Every emulated fixture (all dp=1) renders byte-identically to the committed files."""
+    for name, params in fixture_params():
+        assert params.dp == 1
+        run = emulate(params)
+        log = ROOT / "fixtures" / f"{name}.log"
+        run.write(tmp_path / "x.log", tmp_path / "x.truth.json")
+        assert (tmp_path / "x.log").read_bytes() == log.read_bytes(), name
+        assert (tmp_path / "x.truth.json").read_bytes() == log.with_suffix(".truth.json").read_bytes(), name
+
+
+def test_vllm_dp_params_are_validated() -> None:
+    base = RunParams(engine="vllm", tp=2, dp=4)
+    emulate(dataclasses.replace(base, ep_size=8, phases=(PhaseParams(concurrency=5, dp_split=(2, 0, 1, 2)),)))
+    for bad, words in (
+        (dataclasses.replace(base, era="0.6"), "V0"),
+        (dataclasses.replace(base, ep_size=2), "dp \\* tp"),
+        (dataclasses.replace(base, phases=(PhaseParams(concurrency=5, dp_split=(2, 3)),)), "dp_split"),
+        (dataclasses.replace(base, phases=(PhaseParams(preemptions=(3.0,)),)), "preemptions"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            emulate(bad)
