@@ -39,6 +39,29 @@ EXPECTED = {
         2: {"kind": "cuda_graph", "ts": "2025-06-09 18:16:26", "rank": "TP1", "phase": "begin",
             "graph": "draft extend", "avail_gib": 31.31},
     },
+    "issue4305_restamped_prefix.log": {
+        1: {"kind": "decode_batch", "ts": "2025-03-11 01:44:27", "rank": "TP0", "running_req": 5,
+            "num_token": 266623, "token_usage": 0.61, "gen_tps": 136.0, "queue_req": 0},
+        3: {"kind": "request", "ts": "2025-03-11 01:44:29", "level": "INFO", "rank": None, "method": "GET",
+            "path": "/metrics", "status": 200},
+        8: {"kind": "decode_batch", "ts": "2025-03-11 01:44:36", "rank": "TP0", "num_token": 267823, "gen_tps": 135.92},
+    },
+    "pr17985_loading_weights_took.log": {
+        12: {"kind": "weight_load", "ts": "2026-01-30 20:54:56", "rank": "PP1 TP1", "seconds": 2.69},
+        13: {"kind": "memory", "ts": "2026-01-30 20:54:56", "rank": "PP1 TP1", "phase": "load_weight_end",
+             "avail_gib": 76.05},
+        17: {"kind": "weight_load", "ts": "2026-01-30 20:54:57", "rank": "PP0 TP0", "seconds": 2.89},
+    },
+    "pr4826_flashinfer_prebuilt.log": {
+        4: {"kind": "jit_compile", "ts": "2025-03-27 21:33:31,320", "level": "INFO", "rank": None,
+            "what": "flashinfer_jit_backend"},
+        6: {"kind": "jit_compile", "ts": "2025-03-27 21:33:31,890", "what": "flashinfer_jit_load"},
+    },
+    "issue7547_python_logging_file.log": {
+        1: {"kind": "unparsed"},
+        2: {"kind": "warning", "ts": "2025-06-27 18:49:53,611", "level": "WARNING", "rank": None,
+            "message": "Failed to import deepgemm, disable _ENABLE_JIT_DEEPGEMM."},
+    },
 }
 
 
