@@ -47,6 +47,14 @@ EXPECTED: dict[str, dict[int, tuple[str, dict[str, Any]]]] = {
         4: ("weight_load", {"gib": 11.4384, "seconds": 5.338305, "rank": "VllmWorker rank=0"}),
         5: ("weight_load", {"gib": 11.4384, "seconds": 5.6822, "rank": "VllmWorker rank=1", "pid": 3008575}),
     },
+    "stern-pod-uvicorn-access.log": {
+        1: ("request", {"method": "GET", "path": "/metrics", "status": 200, "level": "INFO",
+                        "rank": "APIServer", "pid": 1, "ts": None}),
+        2: ("engine_stats", {"engine_idx": 0, "prompt_tps": 51.2, "running": 17, "waiting": 183,
+                             "rank": "APIServer", "pid": 1, "ts": "04-10 18:45:57"}),
+        5: ("request", {"method": "GET", "path": "/metrics", "status": 200, "rank": "APIServer", "pid": 1}),
+        6: ("request", {"method": "GET", "path": "/metrics", "status": 200, "rank": "APIServer", "pid": 1}),
+    },
     "cuda-driver-oom-traceback.log": {
         6: ("unparsed", {}),
         7: ("oom", {"detail": "CUDA driver error: out of memory", "rank": "EngineCore", "pid": 77,
