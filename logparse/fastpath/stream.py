@@ -251,7 +251,8 @@ class _Threads:
 
     Threads, not processes: nearly all the work of a block is polars kernels, which release the
     GIL, so a second core helps as much as a worker process would, without a second copy of polars
-    and its memory (bench: 2 threads 3.6 s and 320 MB where 2 processes took 4.5 s and 540 MB).
+    and its memory (reports/bench.md, 307 MB log: 2 threads 5.9 s and 280 MB; 2 worker processes
+    took 7.8 s and 538 MB).
     """
 
     def __init__(self, workers: int) -> None:
