@@ -7,32 +7,24 @@ all print ` DP{g}` rank tokens); each is rendered, parsed and analysed like a re
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 import emulate_grammar as G  # noqa: E402
+from dp_helpers import FAST, STARTUP, analyse, stable_lines, window  # noqa: E402
 
-from logparse.analysis import Analysis, analyze_log  # noqa: E402
+from logparse.analysis import Analysis  # noqa: E402
 from logparse.emulate import (  # noqa: E402
-    SGLANG_ERAS, LogStyle, PhaseParams, RunParams, StartupParams, emulate,
+    SGLANG_ERAS, LogStyle, PhaseParams, RunParams, emulate,
 )
-from logparse.emulate.fixtures import fixture_params  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-FAST = settings(max_examples=int(os.environ.get("LOGPARSE_DP_EXAMPLES", "10")), deadline=None,
-                derandomize=not os.environ.get("LOGPARSE_ANALYSIS_RANDOM"),
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-STARTUP = StartupParams(pre_load_s=9.0, weight_load_s=6.5, shards=4, init_s=30.0, cuda_graph_s=9.0)
 BUDGET = 16_384
 PREFIX = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?P<ranks>(?: [A-Z]+\d+)*)\] (?P<msg>.*)$")
 
@@ -75,24 +67,6 @@ def dp_runs(draw: st.DrawFn) -> RunParams:
     return RunParams(engine="sglang", era=era, seed=draw(st.integers(0, 10_000)), tp=tp, dp=dp, ep_size=ep,
                      dp_interleave=draw(st.integers(1, 1000)), max_num_batched_tokens=BUDGET,
                      startup=STARTUP, phases=tuple(phases), style=LogStyle(access_log=False))
-
-
-def analyse(params: RunParams) -> tuple[dict[str, Any], list[str], Analysis]:
-    run = emulate(params)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "run.log"
-        run.write(path)
-        return run.truth, run.lines, analyze_log(path, engine="sglang", year=int(params.start[:4]))
-
-
-def stable_lines(a: Analysis, phase: int) -> list[int]:
-    rows = a.samples.filter(pl.col("stable") & (pl.col("phase") == phase)).sort("line_no")
-    return rows.get_column("line_no").to_list()
-
-
-def window(a: Analysis, phase: int) -> dict[str, Any] | None:
-    rows = a.windows.filter(pl.col("phase") == phase)
-    return rows.row(0, named=True) if rows.height else None
 
 
 def figures(a: Analysis) -> list[tuple[Any, ...]]:
@@ -174,17 +148,6 @@ def test_interleaving_order_changes_no_figure(params: RunParams) -> None:
     _t, lines_b, b = analyse(dataclasses.replace(params, dp_interleave=0))
     assert sorted(lines_a) == sorted(lines_b)
     assert figures(a) == figures(b)
-
-
-def test_dp1_fixtures_are_unchanged(tmp_path: Path) -> None:
-    """Every emulated fixture (all dp=1) renders byte-identically to the committed files."""
-    for name, params in fixture_params():
-        assert params.dp == 1
-        run = emulate(params)
-        log = ROOT / "fixtures" / f"{name}.log"
-        run.write(tmp_path / "x.log", tmp_path / "x.truth.json")
-        assert (tmp_path / "x.log").read_bytes() == log.read_bytes(), name
-        assert (tmp_path / "x.truth.json").read_bytes() == log.with_suffix(".truth.json").read_bytes(), name
 
 
 def test_dp_params_are_validated() -> None:

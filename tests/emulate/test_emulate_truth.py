@@ -108,12 +108,15 @@ def test_phases_are_ordered_and_disjoint(run: EmulatedRun) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))
-def test_fixture_files_are_current(name: str) -> None:
+def test_fixture_files_are_current(name: str, tmp_path: Path) -> None:
     log = ROOT / "fixtures" / f"{name}.log"
     fresh = emulate(FIXTURES[name])
     assert log.read_bytes() == fresh.text.encode("utf-8"), "run: python -m logparse.emulate.fixtures"
     assert json.loads(log.with_suffix(".truth.json").read_text(encoding="utf-8")) == json.loads(
         json.dumps(fresh.truth))
+    # byte for byte too: parameters at their defaults (dp=1...) must not change the files written
+    fresh.write(tmp_path / "x.log", tmp_path / "x.truth.json")
+    assert (tmp_path / "x.truth.json").read_bytes() == log.with_suffix(".truth.json").read_bytes()
     assert log.stat().st_size < 2_000_000
 
 

@@ -9,32 +9,22 @@ structure follows `test_emulate_dp.py` (SGLang DP attention).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
-import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
 import emulate_grammar as G  # noqa: E402
+from dp_helpers import FAST, STARTUP, analyse, stable_lines, window  # noqa: E402
 
-from logparse.analysis import Analysis, analyze_log  # noqa: E402
 from logparse.emulate import (  # noqa: E402
-    VLLM_ERAS, LogStyle, PhaseParams, RunParams, StartupParams, emulate,
+    VLLM_ERAS, LogStyle, PhaseParams, RunParams, emulate,
 )
-from logparse.emulate.fixtures import fixture_params  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
-FAST = settings(max_examples=int(os.environ.get("LOGPARSE_DP_EXAMPLES", "10")), deadline=None,
-                derandomize=not os.environ.get("LOGPARSE_ANALYSIS_RANDOM"),
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-STARTUP = StartupParams(pre_load_s=9.0, weight_load_s=6.5, shards=4, init_s=30.0, cuda_graph_s=9.0)
 V1_ERAS = [e.name for e in VLLM_ERAS if e.v1]
 ENGINE_LINE = re.compile(r"\((?P<proc>[A-Za-z_][\w]*(?:[ _][\w=]+)*?) pid=(?P<pid>\d+)\) "
                          r"(?:INFO|WARNING) \d\d-\d\d (?P<ts>\d\d:\d\d:\d\d) \[[\w./-]+:\d+\] (?P<msg>.*)$")
@@ -72,24 +62,6 @@ def vllm_dp_runs(draw: st.DrawFn) -> RunParams:
     return RunParams(engine="vllm", era=draw(st.sampled_from(V1_ERAS)), seed=draw(st.integers(0, 10_000)),
                      tp=tp, dp=dp, ep_size=draw(st.sampled_from([1, dp * tp])), startup=STARTUP,
                      phases=tuple(phases), style=LogStyle(access_log=False))
-
-
-def analyse(params: RunParams) -> tuple[dict[str, Any], list[str], Analysis]:
-    run = emulate(params)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "run.log"
-        run.write(path)
-        return run.truth, run.lines, analyze_log(path, engine="vllm", year=int(params.start[:4]))
-
-
-def stable_lines(a: Analysis, phase: int) -> list[int]:
-    rows = a.samples.filter(pl.col("stable") & (pl.col("phase") == phase)).sort("line_no")
-    return rows.get_column("line_no").to_list()
-
-
-def window(a: Analysis, phase: int) -> dict[str, Any] | None:
-    rows = a.windows.filter(pl.col("phase") == phase)
-    return rows.row(0, named=True) if rows.height else None
 
 
 def engine_lines(lines: list[str]) -> list[tuple[str, str, str]]:
@@ -182,17 +154,6 @@ def test_an_idle_engine_prints_nothing_and_adds_nothing() -> None:
     got = window(a, 1)
     assert got is not None and a.phases.row(0, named=True)["concurrency"] == 3
     assert got["samples"] == stable["samples"] and got["gen_tps_mean"] == pytest.approx(stable["gen_tps_mean"])
-
-
-def test_dp1_fixtures_are_unchanged(tmp_path: Path) -> None:
-    """Every emulated fixture (all dp=1) renders byte-identically to the committed files."""
-    for name, params in fixture_params():
-        assert params.dp == 1
-        run = emulate(params)
-        log = ROOT / "fixtures" / f"{name}.log"
-        run.write(tmp_path / "x.log", tmp_path / "x.truth.json")
-        assert (tmp_path / "x.log").read_bytes() == log.read_bytes(), name
-        assert (tmp_path / "x.truth.json").read_bytes() == log.with_suffix(".truth.json").read_bytes(), name
 
 
 def test_vllm_dp_params_are_validated() -> None:
