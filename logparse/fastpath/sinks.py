@@ -7,6 +7,7 @@ table never has to fit in memory. A kind whose rows all fit in one row group is 
 """
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Mapping
@@ -55,6 +56,13 @@ class MemorySink:
                 for kind, parts in sorted(self.frames.items())}
 
 
+def _close_quietly(writer: pq.ParquetWriter | pa.ipc.RecordBatchFileWriter | None) -> None:
+    """Close a writer whose file is about to be discarded (an error closing it changes nothing)."""
+    if writer is not None:
+        with contextlib.suppress(Exception):
+            writer.close()
+
+
 class _Spill:
     """Rows waiting for their row group, in a temporary Arrow IPC file beside the table.
 
@@ -88,12 +96,8 @@ class _Spill:
         return table
 
     def discard(self) -> None:
-        if self.writer is not None:
-            try:
-                self.writer.close()
-            except Exception:  # noqa: BLE001, S110 - the file is removed anyway
-                pass
-            self.writer = None
+        _close_quietly(self.writer)
+        self.writer = None
         self.path.unlink(missing_ok=True)
 
 
@@ -171,12 +175,8 @@ class _KindWriter:
             self.writer = None
 
     def abort(self) -> None:
-        if self.writer is not None:
-            try:
-                self.writer.close()
-            except Exception:  # noqa: BLE001, S110 - the folder is discarded anyway
-                pass
-            self.writer = None
+        _close_quietly(self.writer)
+        self.writer = None
         self.spill.discard()
 
 
