@@ -59,7 +59,7 @@ def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min
 @click.option("--json", "as_json", is_flag=True,
               help='Print the summary as JSON (a dataset: {"runs": [...], "fleet": [...]}).')
 @click.option("--brief", is_flag=True,
-              help="A dataset of several runs: print the fleet table only, not each run's summary "
+              help="A dataset: print the fleet table only, not each run's summary "
                    "(text output; ignored for one log).")
 @out_option
 @analysis_options
@@ -72,7 +72,8 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
     LOG is a log file, a folder of its tables (`logparse ingest LOG --out DIR`), or a dataset folder
     of several logs (`logparse ingest DIR --out DATASET`). For a dataset, a fleet table with one row
     per run comes first, then each run's summary; a run that cannot be analysed says why in its row
-    without stopping the others. --out DIR then writes DIR/fleet.parquet, DIR/fleet.csv and, per
+    without stopping the others, and the exit status is then 1 (as for `ingest`). A dataset of one
+    run is still a dataset: --json has the same shape whatever the number of runs. --out DIR writes DIR/fleet.parquet, DIR/fleet.csv and, per
     run, DIR/<run>/summary.json with its tables.
     """
     from logparse.analysis.fleet import dataset_runs
@@ -129,6 +130,10 @@ def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | Non
             write_fleet(tmp, rows)
     if out is not None:
         remove_stale_runs(out, previous, runs)
+    failed = sum(run.error is not None for run in runs)
+    if failed:  # as `ingest`: everything is printed, and the exit status still says a run failed
+        click.echo(f"{failed} of {len(runs)} runs could not be analysed (see their rows)", err=True)
+        click.get_current_context().call_on_close(lambda: sys.exit(1))
     if as_json:
         click.echo(json.dumps(fleet_json(runs, rows), indent=2))
         return

@@ -84,15 +84,15 @@ class RunSummary:
 
 
 def dataset_runs(path: str | Path) -> list[Path]:
-    """The `run=<name>` folders of `path` when it is a dataset of several runs, else ``[]``.
+    """The `run=<name>` folders of `path` when it is a dataset, else ``[]``.
 
-    A log file, a folder of one log's tables, one `run=` folder and a dataset of a single run all
-    give ``[]``: `logparse summary` reads those as one log, as it always has.
+    A log file, a folder of one log's tables and one `run=` folder give ``[]``: `logparse summary`
+    reads those as one log. A dataset of a single run is still a dataset, so that the shape of
+    `summary DATASET --json` does not depend on how many logs were ingested into it.
     """
     if not is_table_folder(path):
         return []
-    runs = runs_of(Path(path))
-    return runs if len(runs) > 1 else []
+    return runs_of(Path(path))
 
 
 def run_label(folder: Path) -> str:

@@ -36,9 +36,9 @@ def ingest(logs: dict[str, Path], folder: Path, dataset: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def summary_json(*args: str) -> dict[str, Any]:
+def summary_json(*args: str, exit_code: int = 0) -> dict[str, Any]:
     result = invoke("summary", *args, "--json")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == exit_code, result.output
     return json.loads(result.stdout)
 
 
@@ -155,18 +155,27 @@ def test_a_run_without_tables_leaves_the_others_intact(dataset: Path, single: di
     shutil.rmtree(dataset / "run=vllm-64k")
     (dataset / "run=vllm-64k").mkdir()
     result = invoke("summary", str(dataset))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # printed whole, yet not a success (as `ingest`)
+    assert "1 of 3 runs could not be analysed" in result.stderr
     rows = {row.split()[0]: row for row in fleet_section(result.stdout)}
     assert rows["vllm-64k"].split()[1] == "error"
     assert "vllm-64k: not analysed:" in result.stdout and "holds no tables" in result.stdout
     assert result.stdout.count("== run ") == len(LOGS) - 1 and "== run vllm-64k" not in result.stdout
-    data = summary_json(str(dataset))
+    data = summary_json(str(dataset), exit_code=1)
     broken = next(r for r in data["fleet"] if r["run"] == "vllm-64k")
     assert "holds no tables" in broken["error"] and "internal error" not in broken["error"]
     assert broken["gen_tps_mean"] is None
     good = next(r for r in data["runs"] if r["run"] == "sglang-200k")
     assert without_source(good) == without_source(single["sglang-200k"])
     assert next(r for r in data["runs"] if r["run"] == "vllm-64k")["error"] == broken["error"]
+
+
+def test_a_dataset_of_one_run_has_the_dataset_shape(tmp_path: Path, single: dict[str, dict[str, Any]]) -> None:
+    ingest({"vllm-64k": LOGS["vllm-64k"]}, tmp_path / "logs", tmp_path / "ds")
+    data = summary_json(str(tmp_path / "ds"))
+    assert set(data) == {"runs", "fleet"} and [r["run"] for r in data["fleet"]] == ["vllm-64k"]
+    assert without_source(data["runs"][0]) == without_source(single["vllm-64k"])
+    assert summary_json(str(tmp_path / "ds" / "run=vllm-64k")).keys() == single["vllm-64k"].keys()
 
 
 def test_a_log_without_stats_lines_is_a_row_without_window(tmp_path: Path) -> None:
@@ -195,7 +204,7 @@ def test_an_internal_error_in_one_run_is_its_row(dataset: Path, monkeypatch: pyt
     monkeypatch.setattr(fleet, "analyze_log", analyze_log)
     monkeypatch.delenv("LOGPARSE_DEBUG", raising=False)
     result = invoke("summary", str(dataset), "--brief")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert "sglang-200k: not analysed: internal error while analysing (ZeroDivisionError: boom)" in result.stdout
     assert {row.split()[0]: row.split()[1] for row in fleet_section(result.stdout)} == \
         {"sglang-200k": "error", "vllm-64k": "vllm", "vllm-2phase": "vllm"}
@@ -285,12 +294,6 @@ def test_one_log_and_one_run_are_summarised_as_before(built: tuple[Path, Path],
         assert result.stdout.startswith(f"{target}: vllm") and "== run" not in result.stdout
         assert without_source(summary_json(str(target))) == without_source(single["vllm-64k"])
         assert invoke("summary", str(target), "--brief").stdout == result.stdout
-
-
-def test_a_dataset_of_one_run_is_one_log(tmp_path: Path, single: dict[str, dict[str, Any]]) -> None:
-    ingest({"vllm-64k": LOGS["vllm-64k"]}, tmp_path / "logs", tmp_path / "ds")
-    data = summary_json(str(tmp_path / "ds"))
-    assert "runs" not in data and without_source(data) == without_source(single["vllm-64k"])
 
 
 def test_help_says_log_may_be_a_dataset() -> None:
