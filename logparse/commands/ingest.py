@@ -173,7 +173,7 @@ def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool
 
     def jobs_for(folder: Path | None) -> list[Job]:
         return [Job(log=f, run=name, engine=engine, year=year, patterns=tuple(str(p) for p in patterns),
-                    folder=None if folder is None else str(folder / f"run={name}"), workers=1)
+                    folder=None if folder is None else str(folder / f"run={name}"))
                 for f, name in zip(files, names)]
 
     try:

@@ -184,7 +184,7 @@ class Job:
     year: int | None
     patterns: tuple[str, ...]
     folder: str | None  # the run folder to write, or None (headline only)
-    workers: int
+    workers: int = 1  # threads for the log's blocks: `run_jobs` sets it from its `parallel`
     reference: bool = False
     cancel: threading.Event | None = None  # set: stop at the next block (see `run_jobs`)
 
@@ -209,17 +209,17 @@ def ingest_job(job: Job) -> dict[str, Any]:
 def _ingest_job(job: Job) -> dict[str, Any]:
     from logparse.fastpath.run import ingest_to_folder
 
+    def into(folder: Path) -> dict[str, Any]:
+        return ingest_to_folder(job.log, folder, engine=job.engine, year=job.year, patterns=job.patterns,
+                                layout="hive", workers=job.workers, reference=job.reference, cancel=job.cancel)
+
     if job.folder is not None:
         folder = Path(job.folder)
         folder.mkdir(parents=True, exist_ok=True)
-        facts = ingest_to_folder(job.log, folder, engine=job.engine, year=job.year, patterns=job.patterns,
-                                 layout="hive", workers=job.workers or None, reference=job.reference,
-                                     cancel=job.cancel)
+        facts = into(folder)
     else:
         with tempfile.TemporaryDirectory(prefix="logparse-") as tmp:
-            facts = ingest_to_folder(job.log, Path(tmp), engine=job.engine, year=job.year, patterns=job.patterns,
-                                     layout="hive", workers=job.workers or None, reference=job.reference,
-                                     cancel=job.cancel)
+            facts = into(Path(tmp))
     facts["run"] = job.run
     return facts
 
