@@ -6,6 +6,7 @@ from typing import Any
 
 import polars as pl
 import pytest
+from bench_records import cordatus_run
 
 from logparse.bench.checks import CHECK_CODES, SEVERITIES, run_checks
 from logparse.bench.derive import complete_record
@@ -118,24 +119,18 @@ def test_bench_throughput_bound_prefers_requested_length() -> None:
 
 
 def test_bench_optimistic_tail_warns_when_c_max_would_change() -> None:
-    rows = []
-    for c, latency_p90 in ((1, 2.0), (2, 9.0)):  # 128 / 9 s = 14.2 tok/s at the slow tail
-        rec = empty_record()
-        rec.update(
-            source_file="t.csv",
-            source_tool="cordatus_csv",
-            record=c,
-            engine="vllm",
-            mode="direct",
-            concurrency=c,
-            output_len_requested=128,
+    rows = [
+        cordatus_run(
+            c,
+            c,
             ttft_ms_p90=100.0,
             tps_per_user_p90=40.0,
             tps_per_user_mean=30.0,
             latency_s_mean=latency_p90 * 0.8,
             latency_s_p90=latency_p90,
         )
-        rows.append(complete_record(rec))
+        for c, latency_p90 in ((1, 2.0), (2, 9.0))  # 128 / 9 s = 14.2 tok/s at the slow tail
+    ]
     checks = run_checks(to_frame(rows))
     (tail,) = checks.filter(pl.col("code") == "tps_slo_optimistic_tail").to_dicts()
     assert tail["severity"] == "warning"

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_records import cordatus_run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,24 +43,18 @@ def test_bench_break_even_lies_between_bracketing_levels(data: st.DataObject, co
 
 
 def _config_rows(points: list[tuple[int, float, float, float]]) -> Any:
-    records = []
-    for index, (c, ttft, tps, latency) in enumerate(points):
-        rec = empty_record()
-        rec.update(
-            source_file="h.csv",
-            source_tool="cordatus_csv",
-            record=index,
-            engine="vllm",
-            mode="direct",
-            concurrency=c,
-            output_len_requested=128,
+    records = [
+        cordatus_run(
+            index,
+            c,
             ttft_ms_p90=ttft,
             ttft_ms_mean=ttft,
             tps_per_user_p90=tps,
             tps_per_user_mean=tps,
             latency_s_mean=latency,
         )
-        records.append(complete_record(rec))
+        for index, (c, ttft, tps, latency) in enumerate(points)
+    ]
     return to_frame(records)
 
 

@@ -18,8 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
+pytest.register_assert_rewrite("dp_helpers")  # its asserts then report values, as a test's do
 import emulate_grammar as G  # noqa: E402
-from dp_helpers import FAST, STARTUP, analyse, stable_lines, window  # noqa: E402
+from dp_helpers import FAST, STARTUP, analyse, assert_windows_match_the_truth, window  # noqa: E402
 
 from logparse.emulate import (  # noqa: E402
     VLLM_ERAS, LogStyle, PhaseParams, RunParams, emulate,
@@ -77,31 +78,11 @@ def engine_lines(lines: list[str]) -> list[tuple[str, str, str]]:
 @FAST
 @given(vllm_dp_runs())
 def test_vllm_dp_stable_window_matches_the_truth(params: RunParams) -> None:
-    truth, _lines, a = analyse(params)
-    assert a.phases.height == len(truth["phases"])
-    for i, tp in enumerate(truth["phases"], start=1):
-        n = tp["concurrency"]
-        assert sum(tp["dp_split"]) == n
-        if params.phases[i - 1].dp_split:
-            assert tuple(tp["dp_split"]) == params.phases[i - 1].dp_split
-        expected = tp["stable"]
-        assert expected is not None                       # >= 40 s of decoding at N
-        ph = a.phases.row(i - 1, named=True)
-        assert ph["concurrency"] == n                     # N = the running requests of all engines
-        got = window(a, i)
-        assert got is not None
-        assert stable_lines(a, i) == expected["lines"]    # the same ticks, no more, no fewer
-        assert got["samples"] == expected["samples"]
+    for tp in assert_windows_match_the_truth(params):
         # one line per engine holding requests, printed together (consecutive, engine order)
         busy = sum(1 for c in tp["dp_split"] if c)
-        for group in expected["engine_lines"]:
+        for group in tp["stable"]["engine_lines"]:
             assert len(group) >= busy and group == list(range(group[0], group[0] + len(group)))
-        # Sums of printed 1-decimal values: equal up to float addition order.
-        assert got["gen_tps_mean"] == pytest.approx(expected["gen_tps_mean"], rel=1e-9, abs=1e-9)
-        assert got["per_request_tps"] == pytest.approx(expected["per_request_tps"], rel=1e-9)
-        assert got["per_request_tps"] == pytest.approx(got["gen_tps_mean"] / n, rel=1e-12)
-        assert got["context_tokens_per_request"] == pytest.approx(
-            expected["context_tokens_per_request_printed"], rel=1e-9)
 
 
 @FAST

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,29 @@ def json_stat_column(key: str) -> tuple[str, float] | None:
     return stat_column(match.group(2), match.group(1)) if match else None
 
 
+def scaled_stats(
+    values: dict[str, Any],
+    column_of: Callable[[str], tuple[str, float] | None],
+    *,
+    path: Path,
+    where: Callable[[str], str],
+) -> dict[str, float | None]:
+    """The statistics among a run's `values`, as schema columns in schema units.
+
+    `column_of` maps a tool's key to (schema column, unit factor), or None for a key that is no
+    kept statistic; `where` names a key in the InputError a bad value raises.
+    """
+    out: dict[str, float | None] = {}
+    for key, raw in values.items():
+        target = column_of(key)
+        if target is None:
+            continue
+        column, factor = target
+        number = to_number(raw, path=path, where=where(key))
+        out[column] = None if number is None else number * factor
+    return out
+
+
 def to_number(value: Any, *, path: Path, where: str) -> float | None:
     """Coerce a JSON/CSV value to float; None, '', 'N/A' and 'inf' become None; junk is an error."""
     if value is None or isinstance(value, bool):
@@ -87,6 +111,11 @@ def to_int(value: Any, *, path: Path, where: str) -> int | None:
     """Like `to_number`, rounded to int (tools print integer counts as '23.00')."""
     number = to_number(value, path=path, where=where)
     return None if number is None else round(number)
+
+
+def per_request(total: float | None, requests: int | None) -> float | None:
+    """A run's total spread over its completed requests; None if either is unknown or zero requests."""
+    return total / requests if total is not None and requests else None
 
 
 def require(record: dict[str, Any], keys: tuple[str, ...], *, path: Path, what: str) -> None:
@@ -144,6 +173,17 @@ def lengths_from_path(path: Path) -> tuple[int, int] | None:
     """(input_len, output_len) encoded in the file name as '<in>x<out>', e.g. '..._128x128.csv'."""
     match = _LENGTHS_HINT.search(path.stem)
     return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def marker_score(head: str, own: tuple[str, ...], *, unmarked: float, rival: tuple[str, ...] = ()) -> float:
+    """Score in [0, 1] of a head whose format family is already recognised, by the markers it holds.
+
+    0.2 if it holds a rival tool's marker (that tool's reader should win), else 1.0 if it holds
+    one of the tool's own markers, else `unmarked`.
+    """
+    if any(marker in head for marker in rival):
+        return 0.2
+    return 1.0 if any(marker in head for marker in own) else unmarked
 
 
 def engine_name(value: Any) -> str | None:

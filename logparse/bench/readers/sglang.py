@@ -5,15 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from logparse.bench.readers._common import (
-    engine_name,
-    json_stat_column,
-    load_json_records,
-    require,
-    to_int,
-    to_number,
-)
-from logparse.bench.readers._summary import HEADER, block_stats, block_value, split_blocks
+from logparse.bench.readers._common import engine_name, marker_score, per_request
+from logparse.bench.readers._serving_json import ResultObject, looks_like_serving_json, read_result_objects
+from logparse.bench.readers._summary import Block, has_result_header, read_result_blocks
 from logparse.bench.schema import empty_record
 
 JSONL_EXPECTED = "SGLang bench_serving JSONL (one object per run with duration, completed, mean_ttft_ms, ...)"
@@ -39,63 +33,45 @@ _SUMMARY_MARKERS = (
 
 def sniff_jsonl(head: str, path: Path) -> float:
     """Score in [0, 1] that `head` is SGLang bench_serving JSONL."""
-    if not head.lstrip().startswith(("{", "[")) or '"mean_ttft_ms"' not in head:
-        return 0.0
-    return 1.0 if any(marker in head for marker in _JSON_MARKERS) else 0.3
+    return marker_score(head, _JSON_MARKERS, unmarked=0.3) if looks_like_serving_json(head) else 0.0
 
 
 def read_jsonl(path: Path, text: str) -> list[dict[str, Any]]:
     """Read every run of an SGLang bench_serving JSONL file into schema records."""
-    records = []
-    for index, (line_no, obj) in enumerate(load_json_records(path, text, expected=JSONL_EXPECTED)):
-        what = f"the run on line {line_no}"
-        require(obj, ("duration", "completed", "mean_ttft_ms"), path=path, what=what)
-        records.append(_json_record(path, index, line_no, obj))
-    return records
+    describe = "the run on line {line_no}"
+    return read_result_objects(path, text, expected=JSONL_EXPECTED, describe=describe, to_record=_json_record)
 
 
-def _json_record(path: Path, index: int, line_no: int, obj: dict[str, Any]) -> dict[str, Any]:
-    def num(key: str) -> float | None:
-        return to_number(obj.get(key), path=path, where=f"line {line_no} key {key!r}")
-
-    def count(key: str) -> int | None:
-        return to_int(obj.get(key), path=path, where=f"line {line_no} key {key!r}")
-
-    server_info = obj.get("server_info") if isinstance(obj.get("server_info"), dict) else None
-    accept_length = num("accept_length")
-    dataset = str(obj.get("dataset_name") or "")
-    requested = count("random_output_len") if dataset.startswith("random") else count("sharegpt_output_len")
-    completed = count("completed")
-    total_input = num("total_input_tokens")
+def _json_record(index: int, run: ResultObject) -> dict[str, Any]:
+    server_info = run.get("server_info") if isinstance(run.get("server_info"), dict) else None
+    accept_length = run.number("accept_length")
+    dataset = str(run.get("dataset_name") or "")
+    requested = run.count("random_output_len" if dataset.startswith("random") else "sharegpt_output_len")
+    completed = run.count("completed")
+    total_input = run.number("total_input_tokens")
     rec = empty_record()
     rec.update(
-        source_file=str(path),
+        source_file=str(run.path),
         source_tool="sglang_bench_jsonl",
         record=index,
-        engine=_engine(obj.get("backend"), server_info),
+        engine=_engine(run.get("backend"), server_info),
         mode=_mode(server_info, accept_length),
-        label=obj.get("tag") or None,
+        label=run.get("tag") or None,
         model=(server_info or {}).get("model_path"),
-        backend=obj.get("backend"),
-        concurrency=count("max_concurrency"),
-        request_rate=num("request_rate"),
+        backend=run.get("backend"),
+        concurrency=run.count("max_concurrency"),
+        request_rate=run.number("request_rate"),
         num_requests=completed,
-        input_len=total_input / completed if total_input is not None and completed else None,
+        input_len=per_request(total_input, completed),
         output_len_requested=requested,
-        total_output_tokens=count("total_output_tokens"),
-        duration_s=num("duration"),
-        output_throughput_tps=num("output_throughput"),
-        request_throughput_rps=num("request_throughput"),
-        mean_in_flight=num("concurrency"),
+        total_output_tokens=run.count("total_output_tokens"),
+        duration_s=run.number("duration"),
+        output_throughput_tps=run.number("output_throughput"),
+        request_throughput_rps=run.number("request_throughput"),
+        mean_in_flight=run.number("concurrency"),
         accept_length=accept_length,
         itl_definition="chunk_gap",
     )
-    for key, value in obj.items():
-        target = json_stat_column(key)
-        if target is not None:
-            column, factor = target
-            number = to_number(value, path=path, where=f"line {line_no} key {key!r}")
-            rec[column] = None if number is None else number * factor
     return rec
 
 
@@ -118,49 +94,37 @@ def _mode(server_info: dict[str, Any] | None, accept_length: float | None) -> st
 
 def sniff_summary(head: str, path: Path) -> float:
     """Score in [0, 1] that `head` is a console capture holding SGLang's printed result block."""
-    if not any(HEADER.match(line.strip()) for line in head.splitlines()):
-        return 0.0
-    return 1.0 if any(marker in head for marker in _SUMMARY_MARKERS) else 0.3
+    return marker_score(head, _SUMMARY_MARKERS, unmarked=0.3) if has_result_header(head) else 0.0
 
 
 def read_summary(path: Path, text: str) -> list[dict[str, Any]]:
     """Read every printed SGLang result block of a console capture into schema records."""
-    records = []
-    for index, block in enumerate(split_blocks(path, text, expected=SUMMARY_EXPECTED)):
-        where = f"block of line {block.line_no}"
-
-        def num(*labels: str, required: bool = False, where: str = where, block: Any = block) -> float | None:
-            raw = block_value(path, block, *labels, required=required)
-            return to_number(raw, path=path, where=f"'{labels[0]}' ({where})")
-
-        completed = _round(num("Successful requests", required=True))
-        total_input = num("Total input tokens")
-        backend = block_value(path, block, "Backend")
-        accept_length = num("Accept length")
-        rec = empty_record()
-        rec.update(
-            source_file=str(path),
-            source_tool="sglang_bench_summary",
-            record=index,
-            engine=engine_name(backend),
-            mode="spec" if accept_length is not None else None,
-            backend=backend,
-            concurrency=_round(num("Max request concurrency", "Max reqeuest concurrency")),
-            request_rate=num("Traffic request rate"),
-            num_requests=completed,
-            input_len=total_input / completed if total_input is not None and completed else None,
-            total_output_tokens=_round(num("Total generated tokens", required=True)),
-            duration_s=num("Benchmark duration (s)", required=True),
-            output_throughput_tps=num("Output token throughput (tok/s)"),
-            request_throughput_rps=num("Request throughput (req/s)"),
-            mean_in_flight=num("Concurrency"),
-            accept_length=accept_length,
-            itl_definition="chunk_gap",
-        )
-        rec.update(block_stats(path, block))
-        records.append(rec)
-    return records
+    return read_result_blocks(path, text, expected=SUMMARY_EXPECTED, to_record=_summary_record)
 
 
-def _round(value: float | None) -> int | None:
-    return None if value is None else round(value)
+def _summary_record(index: int, block: Block) -> dict[str, Any]:
+    completed = block.count("Successful requests", required=True)
+    total_input = block.number("Total input tokens")
+    backend = block.value("Backend")
+    accept_length = block.number("Accept length")
+    rec = empty_record()
+    rec.update(
+        source_file=str(block.path),
+        source_tool="sglang_bench_summary",
+        record=index,
+        engine=engine_name(backend),
+        mode="spec" if accept_length is not None else None,
+        backend=backend,
+        concurrency=block.count("Max request concurrency", "Max reqeuest concurrency"),
+        request_rate=block.number("Traffic request rate"),
+        num_requests=completed,
+        input_len=per_request(total_input, completed),
+        total_output_tokens=block.count("Total generated tokens", required=True),
+        duration_s=block.number("Benchmark duration (s)", required=True),
+        output_throughput_tps=block.number("Output token throughput (tok/s)"),
+        request_throughput_rps=block.number("Request throughput (req/s)"),
+        mean_in_flight=block.number("Concurrency"),
+        accept_length=accept_length,
+        itl_definition="chunk_gap",
+    )
+    return rec
