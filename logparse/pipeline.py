@@ -1,9 +1,7 @@
 """The library entry point: read a log, detect its engine, parse every line into typed tables."""
 from __future__ import annotations
 
-import datetime as dt
 import itertools
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +14,7 @@ from logparse.errors import InputError
 from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
 from logparse.parse import LineParser
-from logparse.reader import ReadStats, describe, read_lines
+from logparse.reader import ReadStats, describe, input_mtime, read_lines
 from logparse.tables import LineCounts, TableBuilder
 
 EventSink = Callable[[Mapping[str, Any]], None]
@@ -107,7 +105,7 @@ def _ingest_reference(path: str | Path, *, engine: str, year: int | None, patter
         builder.add(event)
         if on_event is not None:
             on_event(event)
-    tables = builder.finish(year=year, fallback_time=_mtime(path))
+    tables = builder.finish(year=year, fallback_time=input_mtime(path))
     return IngestResult(source=name, engine=chosen, scores=scores, tables=tables, stats=stats,
                         counts=dict(builder.counts), grammar=grammar)
 
@@ -134,10 +132,3 @@ def choose_engine(grammar: Grammar, engine: str, lines: Iterator[tuple[int, str]
     return chosen, scores, itertools.chain(head, lines)
 
 
-def _mtime(path: str | Path) -> dt.datetime | None:
-    if str(path) == "-":
-        return None
-    try:
-        return dt.datetime.fromtimestamp(os.stat(path).st_mtime)
-    except OSError:
-        return None

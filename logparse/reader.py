@@ -12,6 +12,7 @@ lines (the vectorised fast path takes them whole); `iter_lines` decodes the line
 """
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import io
 import os
@@ -362,5 +363,15 @@ def input_size(path: str | Path) -> int | None:
     return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
-__all__ = ["BLOCK_BYTES", "Block", "ReadStats", "describe", "input_size", "iter_blocks", "iter_lines",
-           "open_log", "read_lines"]
+def input_mtime(path: str | Path) -> dt.datetime | None:
+    """Local modification time of a file (the year of year-less stamps falls back to it); None for stdin."""
+    if str(path) == "-":
+        return None
+    try:
+        return dt.datetime.fromtimestamp(os.stat(path).st_mtime)
+    except OSError:
+        return None
+
+
+__all__ = ["BLOCK_BYTES", "Block", "ReadStats", "describe", "input_mtime", "input_size", "iter_blocks",
+           "iter_lines", "open_log", "read_lines"]

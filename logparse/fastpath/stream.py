@@ -27,7 +27,8 @@ from logparse.errors import InputError
 from logparse.escape import for_terminal
 from logparse.grammar import Grammar
 from logparse.parse import LineParser
-from logparse.reader import ReadStats, _decode, _note_changes, _UpTo, describe, open_log, read_lines
+from logparse.reader import (ReadStats, _decode, _note_changes, _UpTo, describe, input_mtime, open_log,
+                             read_lines)
 from logparse.fastpath.blocks import BLOCK_BYTES, Block, BlockSpool, iter_blocks
 from logparse.fastpath.chunk import ChunkContext, ChunkResult, event_nulls, lines_from_bytes, process_chunk
 from logparse.fastpath.plan import FAST_KINDS, EnginePlan, plan_for
@@ -111,15 +112,6 @@ def _is_regular(path: str | Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False
-
-
-def _mtime(path: str | Path) -> dt.datetime | None:
-    if str(path) == "-":
-        return None
-    try:
-        return dt.datetime.fromtimestamp(os.stat(path).st_mtime)
-    except OSError:
-        return None
 
 
 class _Source:
@@ -353,7 +345,7 @@ def _run(grammar: Grammar, engine: str, parser: LineParser, source: _Source, blo
          sink: Sink, *, year: int | None, known: tuple[int | None, dt.date | None], reference: bool,
          pool: _Threads | None, progress: Callable[[int, int | None], None] | None,
          kinds: frozenset[str] = FAST_KINDS, cancel: threading.Event | None = None) -> _RunResult:
-    times = StreamTimes(year=year, fallback=_mtime(source.path), known_year=known[0], known_date=known[1])
+    times = StreamTimes(year=year, fallback=input_mtime(source.path), known_year=known[0], known_date=known[1])
     counts: Counter[str] = Counter()
     line_stats = ReadStats()
     promoted: set[str] = set()
