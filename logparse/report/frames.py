@@ -797,24 +797,16 @@ def capacity_frame(bench: BenchAnalysis) -> pl.DataFrame:
     c = bench.configs
     parts = []
     for basis, label in (("p90", "P90"), ("mean", "mean")):
-        parts.append(
-            c.select(
-                "config",
-                pl.lit(label).alias("basis"),
-                pl.lit("C_max").alias("measure"),
-                pl.col(f"c_max_{basis}").cast(pl.Float64).alias("value"),
-                pl.col(f"latency_s_mean_at_c_max_{basis}").alias("latency_s"),
+        for measure, column in (("C_max", f"c_max_{basis}"), ("users N", f"users_{basis}")):
+            parts.append(
+                c.select(
+                    "config",
+                    pl.lit(label).alias("basis"),
+                    pl.lit(measure).alias("measure"),
+                    pl.col(column).cast(pl.Float64).alias("value"),
+                    pl.col(f"latency_s_mean_at_c_max_{basis}").alias("latency_s"),
+                )
             )
-        )
-        parts.append(
-            c.select(
-                "config",
-                pl.lit(label).alias("basis"),
-                pl.lit("users N").alias("measure"),
-                pl.col(f"users_{basis}").cast(pl.Float64).alias("value"),
-                pl.col(f"latency_s_mean_at_c_max_{basis}").alias("latency_s"),
-            )
-        )
     return pl.concat(parts)
 
 
