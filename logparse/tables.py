@@ -5,7 +5,7 @@ import datetime as dt
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ POLARS_TYPES: dict[str, pl.DataType] = {
 COMMON_ORDER = ["line_no", "ts", "time", "engine", "rank", "pid", "level", "rule"]
 CHUNK_ROWS = 50_000
 MARKER_FILE = ".logparse"
+_SOURCE_KEY = "source: "
 
 
 class LineCounts:
@@ -128,21 +129,26 @@ def write_tables(tables: Mapping[str, pl.DataFrame], out: Path, *, force: bool =
 
 
 @contextmanager
-def table_folder(out: Path, *, force: bool = False) -> Iterator[Path]:
+def table_folder(out: Path, *, force: bool = False, sources: Sequence[str] | None = None) -> Iterator[Path]:
     """A fresh temporary folder beside `out` to write tables into; it replaces `out` atomically.
 
     When the block ends normally the folder gets the `.logparse` marker and takes `out`'s place
     (files of `out` that are not logparse's are carried over); when it raises, `out` stays as it
-    was and the temporary folder is removed. `--force` is needed for a non-empty foreign `out`.
+    was and the temporary folder is removed. `--force` is needed for a non-empty foreign `out`, and
+    for an `out` that holds the tables of logs other than `sources` (the logs being written, which
+    the marker records): replacing them would lose those logs' tables.
     """
     _check_out_dir(out, force=force)
+    recorded = None if sources is None else sorted({source_id(s) for s in sources})
+    if recorded is not None and not force:
+        _check_same_sources(out, recorded)
     target = Path(os.path.abspath(out))
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(target, "tmp")
     tmp.mkdir()  # honours the umask, as a plain mkdir of `out` would
     try:
         yield tmp
-        (tmp / MARKER_FILE).write_text("written by logparse\n", encoding="utf-8")
+        (tmp / MARKER_FILE).write_text(_marker_text(recorded), encoding="utf-8")
         kinds = {p.stem for p in tmp.glob("*.parquet")}
         _swap_into_place(tmp, target, kinds)
     finally:
@@ -199,19 +205,40 @@ def _replace_files(tmp: Path, out: Path, carried: Callable[[Path], bool]) -> Non
         os.replace(entry, out / entry.name)
 
 
+def source_id(log: str | Path) -> str:
+    """How the marker names a log: its absolute path, or `<stdin>`."""
+    return "<stdin>" if str(log) == "-" else os.path.abspath(log)
+
+
+def _marker_text(sources: Sequence[str] | None) -> str:
+    return "written by logparse\n" + "".join(f"{_SOURCE_KEY}{s}\n" for s in sources or ())
+
+
+def marker_sources(out: Path) -> list[str]:
+    """The logs whose tables `out` holds, as its marker records them (none for older markers)."""
+    try:
+        text = (out / MARKER_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line[len(_SOURCE_KEY):] for line in text.splitlines() if line.startswith(_SOURCE_KEY)]
+
+
+def _check_same_sources(out: Path, sources: Sequence[str]) -> None:
+    others = [s for s in marker_sources(out) if s not in set(sources)]
+    if others:
+        shown = ", ".join(for_terminal(s) for s in others[:3])
+        if len(others) > 3:
+            shown += f" and {len(others) - 3} more"
+        raise InputError(f"{for_terminal(str(out))}: holds the tables of other logs ({shown}), which this run "
+                         "would replace; choose another --out, ingest all the logs together, or pass --force")
+
+
 def _check_out_dir(out: Path, *, force: bool) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"{for_terminal(str(out))}: exists and is not a folder")
     if out.exists() and any(out.iterdir()) and not (out / MARKER_FILE).exists() and not force:
         raise InputError(f"{for_terminal(str(out))}: folder is not empty and was not written by logparse; "
                          "choose another --out or pass --force")
-
-
-def prepare_out_dir(out: Path, *, force: bool = False) -> None:
-    """Create `out`, or accept it if empty or written by logparse before (or `force`)."""
-    _check_out_dir(out, force=force)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER_FILE).write_text("written by logparse\n", encoding="utf-8")
 
 
 def read_tables(folder: Path) -> dict[str, pl.DataFrame]:

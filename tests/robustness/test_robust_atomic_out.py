@@ -97,3 +97,35 @@ def test_out_inside_a_missing_folder_and_a_file_in_the_way(tmp_path: Path) -> No
     (tmp_path / "file").write_text("x")
     with pytest.raises(Exception, match="not a folder"):
         write_tables({"x": frame}, tmp_path / "file")
+
+
+def _write(out: Path, sources: list[str], *, force: bool = False) -> None:
+    from logparse.tables import table_folder
+
+    with table_folder(out, force=force, sources=sources) as tmp:
+        pl.DataFrame({"x": [len(sources)]}).write_parquet(tmp / "engine_stats.parquet")
+
+
+def test_out_of_other_logs_is_refused_and_kept(tmp_path: Path) -> None:
+    from logparse.errors import InputError
+    from logparse.tables import marker_sources, source_id
+
+    out = tmp_path / "out"
+    _write(out, ["a.log", "b.log"])
+    before = snapshot(out)
+    assert marker_sources(out) == sorted([source_id("a.log"), source_id("b.log")])
+    with pytest.raises(InputError, match=r"holds the tables of other logs \(.*b\.log\)"):
+        _write(out, ["a.log"])  # would lose b.log's tables
+    assert snapshot(out) == before and leftovers(tmp_path) == []
+    _write(out, ["b.log", "a.log", "c.log"])  # the same logs and more: nothing is lost
+    assert marker_sources(out) == sorted(source_id(s) for s in ("a.log", "b.log", "c.log"))
+    _write(out, ["d.log"], force=True)
+    assert marker_sources(out) == [source_id("d.log")]
+
+
+def test_an_older_marker_without_sources_is_replaced_as_before(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / MARKER_FILE).write_text("written by logparse\n", encoding="utf-8")
+    _write(out, ["a.log"])
+    assert pl.read_parquet(out / "engine_stats.parquet")["x"].to_list() == [1]
