@@ -86,3 +86,11 @@ def test_real_hunt_lines(name: str, extra: tuple[str, ...]) -> None:
         got = events[line_no]
         for key, value in want.items():
             assert got.get(key) == value, (name, line_no, key, got)
+
+
+def test_a_python_logging_line_naming_an_sglang_module_settles_the_engine() -> None:
+    # issue7547: a vLLM-format platform line first, then SGLang's python-logging line naming
+    # `sglang.srt.…`; without the module marker the vLLM line alone decided (vllm 0.50, sglang 0.00)
+    res = CliRunner().invoke(cli, ["detect", str(REAL / "issue7547_python_logging_file.log")])
+    assert res.exit_code == 0, res.output
+    assert res.output.split(": ", 1)[1].split()[:2] == ["sglang", "1.00"]
