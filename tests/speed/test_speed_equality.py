@@ -147,3 +147,21 @@ def test_generated_sglang_logs(tmp_path: Path, data: bytes, block: int, year: in
        every_kind=st.booleans())
 def test_generated_vllm_logs(tmp_path: Path, data: bytes, block: int, year: int | None, every_kind: bool) -> None:
     _check_generated("vllm", data, block, year, ALL_KINDS if every_kind else None, tmp_path)
+
+
+@pytest.mark.parametrize("code", ["\x1b[0m", "[1;36m", "[0m"])
+def test_a_colour_code_inside_an_anchor_still_types_the_line(code: str, tmp_path: Path) -> None:
+    # A block whose bytes lack a rule's anchor skips that rule; a colour code splitting the anchor
+    # leaves it out of the bytes, yet the line without its colour code holds it.
+    line = ("(APIServer pid=719) INFO 06-05 14:58:56 [loggers.py:271] Engine 000: Avg prompt throughput: "
+            "2870.5 tokens/s, Avg generation throughput: 0.8 tokens/s, Running: 10 reqs, Waiting: 0 reqs, "
+            "GPU KV cache usage: 20.8%, Prefix cache hit rate: 0.0%")
+    split = line.replace("Avg prompt throughput", f"Avg prompt{code} throughput")
+    split = split.replace("Waiting: ", f"Wait{code}ing: ")
+    path = tmp_path / "coloured.log"
+    path.write_text(f"plain text\n{split}\n", encoding="utf-8")
+    want = reference(path, "vllm")
+    outcome, tables = _fast(path, "vllm")
+    assert want.counts["engine_stats"] == 1 and dict(outcome.counts) == dict(want.counts)
+    assert_same_tables(want.tables, tables, str(path))
+    assert outcome.fast_lines == 1  # read by the vectorised rule, not left to the reference path
