@@ -54,6 +54,7 @@ class VllmEra:
     supported_tasks: Literal["none", "underscore", "space"]  # §8
     spec_format: Literal["v0", "v1"]  # §3.1 / §3.2 (0.10.2+ layout)
     stats_interval_s: float           # §2.1 local interval 5 s (V0) / §2.3 VLLM_LOG_STATS_INTERVAL 10 s
+    aggregate_logging: bool           # §2.3 part 0 `{N} Engines Aggregated: ` (0.11.2+)
 
 
 VLLM_ERAS: tuple[VllmEra, ...] = (
@@ -64,7 +65,7 @@ VLLM_ERAS: tuple[VllmEra, ...] = (
         model_loading="v0", available_kv="v0", compile_words="takes_dynamic", init_unit="seconds",
         server_start="v0", version_line="api_server", logo_file="", args_file="",
         free_memory_line=False, fp8_warning="v0", supported_tasks="none", spec_format="v0",
-        stats_interval_s=5.0,
+        stats_interval_s=5.0, aggregate_logging=False,
     ),
     VllmEra(
         name="0.10", version="0.10.2", first="0.10.2", last="0.11.0", v1=True, brackets=True,
@@ -74,6 +75,7 @@ VLLM_ERAS: tuple[VllmEra, ...] = (
         compile_words="takes_dynamic", init_unit="seconds", server_start="api_server_n",
         version_line="api_server", logo_file="", args_file="utils.py", free_memory_line=False,
         fp8_warning="v1_old", supported_tasks="underscore", spec_format="v1", stats_interval_s=10.0,
+        aggregate_logging=False,
     ),
     VllmEra(
         name="0.11", version="0.11.2", first="0.11.2", last="0.11.2", v1=True, brackets=True,
@@ -83,6 +85,7 @@ VLLM_ERAS: tuple[VllmEra, ...] = (
         compile_words="takes_dynamic", init_unit="seconds", server_start="api_server_n",
         version_line="api_server", logo_file="", args_file="utils.py", free_memory_line=False,
         fp8_warning="v1_new", supported_tasks="space", spec_format="v1", stats_interval_s=10.0,
+        aggregate_logging=True,
     ),
     VllmEra(
         name="0.26", version="0.26.0", first="0.26.0", last="0.27.0", v1=True, brackets=True,
@@ -92,6 +95,7 @@ VLLM_ERAS: tuple[VllmEra, ...] = (
         compile_words="took_range", init_unit="s", server_start="server_on", version_line="logo",
         logo_file="api_utils.py", args_file="api_utils.py", free_memory_line=True,
         fp8_warning="v1_new", supported_tasks="space", spec_format="v1", stats_interval_s=10.0,
+        aggregate_logging=True,
     ),
     VllmEra(
         name="0.31", version="0.31.0", first="0.31.0", last="0.31.0", v1=True, brackets=True,
@@ -101,6 +105,7 @@ VLLM_ERAS: tuple[VllmEra, ...] = (
         compile_words="took_range", init_unit="s", server_start="server_on", version_line="logo",
         logo_file="api_utils.py", args_file="api_utils.py", free_memory_line=True,
         fp8_warning="v1_new", supported_tasks="space", spec_format="v1", stats_interval_s=10.0,
+        aggregate_logging=True,
     ),
 )
 

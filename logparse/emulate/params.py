@@ -113,6 +113,12 @@ class RunParams:
     (`EngineCore_DP{d}`, workers `Worker_DP{d}_TP{r}`, plus `_EP{n}` when `ep_size` = dp * tp,
     i.e. `--enable-expert-parallel`); the API server prints one `Engine {d:03d}:` stats line per
     engine per interval, in engine order (`dp_interleave` does not apply).
+
+    `aggregate_engine_logging` (vLLM 0.11.2+, dp > 1) is `--aggregate-engine-logging`: the API
+    server prints one `{dp} Engines Aggregated:` stats line per interval instead of the per-engine
+    lines (throughputs, Running and Waiting summed over the engines, KV cache usage their mean),
+    one SpecDecoding line for all engines, and `{dp} Engines: vllm cache_config_info ...` once
+    at start-up.
     """
 
     engine: Engine = "vllm"
@@ -132,6 +138,7 @@ class RunParams:
     dp: int = 1
     ep_size: int = 1
     dp_interleave: int = 1
+    aggregate_engine_logging: bool = False
     tail_idle_s: float = 15.0
     warnings: tuple[str, ...] = ()
     startup: StartupParams = field(default_factory=StartupParams)
@@ -167,7 +174,7 @@ class RunParams:
         return cls(**data)
 
 
-_DP_DEFAULTS = {"dp": 1, "ep_size": 1, "dp_interleave": 1}
+_DP_DEFAULTS = {"dp": 1, "ep_size": 1, "dp_interleave": 1, "aggregate_engine_logging": False}
 
 
 def validate(params: RunParams) -> Era:
@@ -197,6 +204,7 @@ def validate(params: RunParams) -> Era:
                                         or any(p.oom_retries for p in params.phases)):
             problems.append(f"SGLang {era.name} silences the FlashInfer logger: no autotuner OOM lines")
     problems += _dp_problems(params, era)
+    problems += _aggregate_problems(params, era)
     if isinstance(era, VllmEra) and not era.v1 and params.startup.compile_s is not None:
         problems.append("V0 (0.6) prints no torch.compile lines; set compile_s=None")
     if problems:
@@ -235,6 +243,22 @@ def _dp_problems(params: RunParams, era: Era) -> list[str]:
                 or min(phase.dp_split) < 0:
             problems.append(f"phase {i}: dp_split needs dp={params.dp} counts >= 0 summing to concurrency")
     return problems
+
+
+def _aggregate_problems(params: RunParams, era: Era) -> list[str]:
+    """`--aggregate-engine-logging`: a vLLM front-end flag whose `{N} Engines Aggregated:` prefix
+    exists from 0.11.2 (§2.3 part 0) and only with data-parallel engines."""
+    if not params.aggregate_engine_logging:
+        return []
+    if not isinstance(era, VllmEra):
+        return ["aggregate_engine_logging is vLLM's --aggregate-engine-logging: SGLang prints no "
+                "aggregated stats line"]
+    if not era.aggregate_logging:
+        return [f"vLLM {era.name} prints no `N Engines Aggregated:` stats line "
+                "(--aggregate-engine-logging is 0.11.2+)"]
+    if params.dp < 2:
+        return ["aggregate_engine_logging needs dp > 1: vLLM aggregates the stats of data-parallel engines"]
+    return []
 
 
 def _phase_problems(phase: PhaseParams, params: RunParams) -> list[str]:

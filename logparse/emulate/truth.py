@@ -98,7 +98,9 @@ def _range(values: Sequence[float]) -> dict[str, float | None]:
 
 def vllm_truth(params: RunParams, era: VllmEra, build: VllmBuild, start: datetime) -> dict[str, Any]:
     """Ground truth of a vLLM build (after rendering, so line numbers are known)."""
-    pool = params.startup.kv_pool_tokens
+    aggregated = params.aggregate_engine_logging
+    # An aggregated line prints the engines' mean KV usage: in tokens, of all dp pools together.
+    pool = params.startup.kv_pool_tokens * (params.dp if aggregated else 1)
     phases = []
     for phase in build.trace.phases:
         n = params.phases[phase.index].concurrency
@@ -106,14 +108,15 @@ def vllm_truth(params: RunParams, era: VllmEra, build: VllmBuild, start: datetim
         rows = [_vllm_row(s, start, pool) for s in samples]
         if params.dp > 1:
             split = [sum(1 for r in phase.requests if r.group == d) for d in range(params.dp)]
-            rows = _vllm_dp_rows(rows, [s.engine for s in samples], split)
+            if not aggregated:
+                rows = _vllm_dp_rows(rows, [s.engine for s in samples], split)
         stable = [r for r in rows if r["running"] == n and r["waiting"] == 0 and r["prompt_tps"] == 0.0]
         truth = _phase_base(params, phase, start, build.records)
         truth["sample_lines"] = [min(r["line"] for r in rows), max(r["line"] for r in rows)] if rows else None
         truth["stable"] = _window(stable, n)
         if params.dp > 1:
             truth["dp_split"] = split
-            if truth["stable"] is not None:
+            if truth["stable"] is not None and not aggregated:
                 truth["stable"]["engine_lines"] = [r["engine_lines"] for r in stable]
         requests = [_request_truth(r, start, {}, {}) for r in phase.requests]
         prompt = [r["prompt_tps"] for r in rows if r["prompt_tps"] > 0]

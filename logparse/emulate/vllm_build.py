@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ class Sample:
     spec_values: dict[str, Any] | None = None
     engine: int = 0          # the DP engine (`Engine %03d`) the line is about
     pending: tuple[Any, ...] = ()   # DP: the `_stats_records` arguments, written tick by tick
+    aggregated: int = 0      # N of an `N Engines Aggregated:` line (0: one engine's line)
 
 
 @dataclass
@@ -82,7 +84,10 @@ class VllmBuilder:
             # walks per_engine_logger_dict: engine d's stats line, then its SpecDecoding line).
             per_engine = [self._sample_engine(trace, [s for s in trace.steps if s.group == d], times, tick0, d)
                           for d in range(self.params.dp)]
-            samples = [sample for tick in zip(*per_engine, strict=True) for sample in tick]
+            if self.params.aggregate_engine_logging:
+                samples = self._aggregate(trace, per_engine)
+            else:
+                samples = [sample for tick in zip(*per_engine, strict=True) for sample in tick]
             for sample in samples:
                 if sample.printed:
                     self._stats_records(sample, *sample.pending)
@@ -133,10 +138,31 @@ class VllmBuilder:
             cum["emitted"] += accepted + drafts
             if printed and self.params.dp == 1:
                 self._stats_records(sample, window, drafts, accepted, elapsed, cum)
-            elif printed:
+            elif self.params.dp > 1:
                 sample.pending = (window, drafts, accepted, elapsed, dict(cum))
             samples.append(sample)
             last = tau
+        return samples
+
+    def _aggregate(self, trace: Trace, per_engine: list[list[Sample]]) -> list[Sample]:
+        """`--aggregate-engine-logging`: one sample per tick for all engines together (vLLM's
+        AggregatedLoggingStatLogger records every engine into one logger and logs once), with the
+        logger's own idle suppression over the combined figures."""
+        samples: list[Sample] = []
+        prev_active = False
+        for tick in zip(*per_engine, strict=True):
+            values = aggregate_values([s.values for s in tick])
+            active = (values["prompt_tps"] + values["gen_tps"]) > 0 or (
+                self.era.idle_flag and values["running"] + values["waiting"] > 0)
+            window = [step for s in tick for step in s.pending[0]]
+            latest = max(window, key=lambda step: step.t1) if window else None
+            phase = latest.phase if latest else self._phase_at(trace, tick[0].t)
+            cum = {key: sum(s.pending[4][key] for s in tick) for key in tick[0].pending[4]}
+            pending = (window, sum(s.pending[1] for s in tick), sum(s.pending[2] for s in tick),
+                       tick[0].pending[3], cum)
+            samples.append(Sample(tick[0].t, tick[0].t_prev, phase, active or prev_active, values,
+                                  pending=pending, aggregated=len(tick)))
+            prev_active = active
         return samples
 
     def _log_times(self, trace: Trace, tick0: float) -> list[float]:
@@ -170,7 +196,7 @@ class VllmBuilder:
         if era.v1:
             hit = 0.0 if p.enable_prefix_caching or era.prefix_mode == "wrap" else None
             body = L.stats_v1(era, sample.engine, v["prompt_tps"], v["gen_tps"], v["running"], v["waiting"],
-                              v["preemptions"], v["kv_pct"], hit)
+                              v["preemptions"], v["kv_pct"], hit, aggregated=sample.aggregated)
         else:
             body = L.stats_v0(v["prompt_tps"], v["gen_tps"], v["running"], 0, v["waiting"], v["kv_pct"], 0.0)
         sample.stats = self._log(sample.t, "api", "stats", body, tag="stats", phase=sample.phase)
@@ -222,3 +248,16 @@ class VllmBuilder:
                 op = JIT_OPS[(i + trace_phase.index) % len(JIT_OPS)]
                 self.sink.add(t, f"Loading JIT ops: {op}", source="w0", style="flashinfer", site="core.py:89",
                               tag="jit", meta={"phase": trace_phase.index})
+
+
+def aggregate_values(values: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of an `N Engines Aggregated:` line from the engines' figures of one interval:
+    throughputs (every engine's tokens over the same interval), Running, Waiting, preemptions
+    and KV tokens summed."""
+    out = {key: sum(v[key] for v in values)
+           for key in ("prompt_tps", "gen_tps", "running", "waiting", "preemptions", "kv_tokens")}
+    # vllm-log-formats.md does not say how KV cache usage combines. vLLM's
+    # AggregatedLoggingStatLogger.aggregate_scheduler_stats divides the summed usage by the number
+    # of engines, idle ones included (their last usage), so: the mean over every DP engine.
+    out["kv_pct"] = statistics.fmean(v["kv_pct"] for v in values)
+    return out

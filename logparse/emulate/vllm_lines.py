@@ -20,7 +20,7 @@ SITES = {
     "free_mem": "gpu_worker.py:440", "init": "core.py:210", "tasks": "api_server.py:1611",
     "serve": "api_server.py:1912", "routes": "launcher.py:34", "route": "launcher.py:42",
     "stats": "loggers.py:127", "spec": "metrics.py:96", "slow_tok": "tokenizer.py:281",
-    "fp8": "kv_cache.py:88",
+    "fp8": "kv_cache.py:88", "engines_blocks": "loggers.py:370",
 }
 SITES_V0 = {
     "version": "api_server.py:528", "load_start": "model_runner.py:1072",
@@ -60,8 +60,10 @@ def prefix_cache_v0(gpu: float, cpu: float) -> str:
 
 
 def stats_v1(era: VllmEra, engine: int, prompt: float, gen: float, running: int, waiting: int,
-             preemptions: int, gpu_kv: float, prefix_hit: float | None) -> str:
-    """§2.3 V1 stats line: `Engine %03d: ` (0.8.3+) and the 0.11.2+ dynamic parts."""
+             preemptions: int, gpu_kv: float, prefix_hit: float | None, aggregated: int = 0) -> str:
+    """§2.3 V1 stats line: `Engine %03d: ` (0.8.3+) and the 0.11.2+ dynamic parts; with
+    `aggregated` = N engines (`--aggregate-engine-logging`, 0.11.2+) the `{N} Engines Aggregated: `
+    prefix instead, the values being the engines' combined figures."""
     parts = ["Avg prompt throughput: %.1f tokens/s" % prompt,
              "Avg generation throughput: %.1f tokens/s" % gen,
              "Running: %d reqs" % running, "Waiting: %d reqs" % waiting]
@@ -70,7 +72,20 @@ def stats_v1(era: VllmEra, engine: int, prompt: float, gen: float, running: int,
     parts.append("GPU KV cache usage: %.1f%%" % gpu_kv)
     if prefix_hit is not None:
         parts.append("Prefix cache hit rate: %.1f%%" % prefix_hit)
-    return "Engine %03d: " % engine + ", ".join(parts)
+    return stats_prefix(engine, aggregated) + ", ".join(parts)
+
+
+def stats_prefix(engine: int, aggregated: int = 0) -> str:
+    """§2.3 part 0: `Engine {:03d}: ` or, for the aggregated logger, `{N} Engines Aggregated: `."""
+    if aggregated:
+        return "{} Engines Aggregated: ".format(aggregated)
+    return "Engine {:03d}: ".format(engine)
+
+
+def engines_num_gpu_blocks(engines: int, blocks: int) -> str:
+    """§2.4 `%d Engines: vllm cache_config_info ...` (INFO 0.11.2+, the aggregated logger, once)."""
+    return ("%d Engines: vllm cache_config_info with initialization after num_gpu_blocks is: %d"
+            % (engines, blocks))
 
 
 def spec_v0(rate: float, efficiency: float, k: int, accepted: int, drafted: int, emitted: int) -> str:

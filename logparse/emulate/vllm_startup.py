@@ -73,6 +73,8 @@ class VllmStartup:
         self.engine, self.shift = 0, 0.0
         t_end = max(ends)
         ready = t_end + s.post_init_s
+        if p.aggregate_engine_logging:
+            self._engines_initialized(t_end + 0.2 * (ready - t_end))
         ready_record = self._serve(t_end, ready)
         startup = {
             "weights_gib": s.weights_gib, "weight_load_s": s.weight_load_s, "model_load_s": model_load,
@@ -133,6 +135,14 @@ class VllmStartup:
         self._log(t_end, "core", "init", L.init_engine(era, s.init_s, s.compile_s))
         return t_end, graph_s, model_load
 
+    def _engines_initialized(self, t: float) -> None:
+        """§2.4 the aggregated logger's `log_engine_initialized`, once all engines are up. The
+        front end's num_gpu_blocks is the sum of the engines' (each engine's READY message adds its
+        own), which the doc does not state."""
+        s = self.params.startup
+        blocks = self.params.dp * (s.kv_pool_tokens // s.block_size)
+        self._log(t, "api", "engines_blocks", L.engines_num_gpu_blocks(self.params.dp, blocks), tag="kv")
+
     def _args(self) -> dict[str, object]:
         p, s = self.params, self.params.startup
         args: dict[str, object] = {"model_tag": s.model, "host": "0.0.0.0", "port": 8000,
@@ -143,6 +153,8 @@ class VllmStartup:
             args["data_parallel_size"] = p.dp
         if p.ep_size > 1:
             args["enable_expert_parallel"] = True
+        if p.aggregate_engine_logging:
+            args["aggregate_engine_logging"] = True
         args["gpu_memory_utilization"] = s.gpu_memory_utilization
         args["max_num_batched_tokens"] = p.max_num_batched_tokens
         args["max_num_seqs"] = p.max_num_seqs

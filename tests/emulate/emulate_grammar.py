@@ -16,7 +16,7 @@ COMPOSE = re.compile(r"^[\w-]+  \| ")
 PLACEHOLDERS = {
     "%.1f": r"-?\d+\.\d", "%.2f": r"-?\d+\.\d{2}", "%.3f": r"(?:\d\.\d{3}|nan)", "%03d": r"\d{3}",
     "%d": r"\d+", "%s": r".+?", "%%": "%", "{int}": r"\d+", "{f2}": r"\d+\.\d{2}", "{f4}": r"\d+\.\d{4}",
-    "{bool}": r"(?:True|False)",
+    "{bool}": r"(?:True|False)", "{N}": r"\d+",
 }
 TOKEN = re.compile("|".join(re.escape(k) for k in PLACEHOLDERS))
 
@@ -59,7 +59,10 @@ VLLM_SPEC_V0 = ("Speculative metrics: Draft acceptance rate: {draft_acceptance_r
 VLLM_SPEC_V1 = ("SpecDecoding metrics: Mean acceptance length: %.2f, Accepted throughput: %.2f tokens/s, "
                 "Drafted throughput: %.2f tokens/s, Accepted: %d tokens, Drafted: %d tokens, Per-position "
                 "acceptance rate: %s, Avg Draft acceptance rate: %.1f%%")
-VLLM_VERBATIM = (VLLM_STATS_V1_BODY, VLLM_SPEC_V1, *VLLM_PARTS,
+# §2.3 part 0 with --aggregate-engine-logging (0.11.2+), §2.4 the aggregated logger's start-up line
+VLLM_AGGREGATED_PREFIX = "{N} Engines Aggregated: "
+VLLM_ENGINES_BLOCKS = "%d Engines: vllm cache_config_info with initialization after num_gpu_blocks is: %d"
+VLLM_VERBATIM = (VLLM_STATS_V1_BODY, VLLM_SPEC_V1, *VLLM_PARTS, VLLM_AGGREGATED_PREFIX, VLLM_ENGINES_BLOCKS,
                  "Prefix cache hit rate: GPU: %.2f%%, CPU: %.2f%%",
                  "Graph capturing finished in %.0f secs, took %.2f GiB",
                  "GPU KV cache size: %s tokens", "Maximum concurrency for %s tokens per request: %.2fx",
@@ -77,14 +80,16 @@ VLLM_PREFIX = {
 }
 
 
-def vllm_stats_regex(era: str) -> re.Pattern[str]:
-    """The stats message of `era` (after the prefix)."""
+def vllm_stats_regex(era: str, aggregated: bool = False) -> re.Pattern[str]:
+    """The stats message of `era` (after the prefix); `aggregated`: the `{N} Engines Aggregated: `
+    line of --aggregate-engine-logging (0.11.2+) instead of `Engine %03d: `."""
     if era == "0.6":
         return re.compile(rx(VLLM_STATS_V0))
     if era == "0.10":
         return re.compile(rx("Engine %03d: " + VLLM_STATS_V1_BODY))
     p = [rx(part) for part in VLLM_PARTS]
-    return re.compile(rx("Engine %03d: ") + ", ".join(p[:4]) + f"(?:, {p[4]})?, {p[5]}(?:, {p[6]})?")
+    head = rx(VLLM_AGGREGATED_PREFIX if aggregated else "Engine %03d: ")
+    return re.compile(head + ", ".join(p[:4]) + f"(?:, {p[4]})?, {p[5]}(?:, {p[6]})?")
 
 
 def vllm_spec_regex(era: str) -> re.Pattern[str]:
