@@ -44,6 +44,7 @@ import polars as pl
 
 from logparse.bench.derive import tokens_per_request
 from logparse.bench.slo import c_max, slo_matrix
+from logparse.bench.units import ms, req_s, secs, tok_s, tokens
 
 SEVERITIES: tuple[str, ...] = ("ok", "info", "warning", "error")
 
@@ -106,8 +107,8 @@ def latency_decomposition(rec: dict[str, Any], *, rel_tol: float) -> Check | Non
     deviation = latency / predicted - 1.0
     name = _PER_REQUEST_NAME.get(rec["source_tool"], "TPOT")
     arithmetic = (
-        f"latency {latency:.2f} s vs TTFT {ttft / 1000:.2f} s + {n - 1:g} x {name} {tpot:g} ms"
-        f" = {predicted:.2f} s ({deviation:+.1%})"
+        f"latency {secs(latency)} vs TTFT {secs(ttft / 1000)} + {tokens(n - 1)} x {name} {ms(tpot)}"
+        f" = {secs(predicted)} ({deviation:+.1%})"
     )
     if abs(deviation) <= rel_tol:
         return _check(rec, "latency_decomposition", "ok", f"consistent: {arithmetic}")
@@ -125,21 +126,21 @@ def tps_vs_latency(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
         if not _present(rec, "tpot_ms_mean"):
             return None
         expected = 1000.0 / rec["tpot_ms_mean"]
-        basis = f"1000 / TPOT {rec['tpot_ms_mean']:g} ms = {expected:.2f}"
+        basis = f"1000 / TPOT {ms(rec['tpot_ms_mean'])} = {tok_s(expected)}"
     else:
         if not _present(rec, "latency_s_mean"):
             return None
         expected = n / rec["latency_s_mean"]
-        basis = f"{n:g} / latency {rec['latency_s_mean']:g} s = {expected:.2f}"
+        basis = f"{tokens(n)} / latency {secs(rec['latency_s_mean'])} = {tok_s(expected)}"
     deviation = tps / expected - 1.0
-    text = f"mean TPS {tps:g} vs {basis} ({deviation:+.1%})"
+    text = f"mean TPS {tok_s(tps)} vs {basis} ({deviation:+.1%})"
     if deviation < -rel_tol:
         return _check(
             rec,
             "tps_vs_latency",
             "warning",
             f"{text}: a mean of per-request rates cannot fall below the rate of the mean latency"
-            f" unless requests produced fewer than {n:g} tokens",
+            f" unless requests produced fewer than {tokens(n)} tokens",
         )
     if deviation > 0.25:
         return _check(
@@ -160,14 +161,14 @@ def throughput_bound(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
     if duration <= 0:
         return None
     bound = requests * n / duration
-    arithmetic = f"{requests} x {n:g} / {duration:g} s = {bound:.2f} tok/s"
+    arithmetic = f"{requests} x {tokens(n)} / {secs(duration)} = {tok_s(bound)}"
     if reported <= bound * (1.0 + _BOUND_TOL):
-        return _check(rec, "throughput_bound", "ok", f"output throughput {reported:g} tok/s <= {arithmetic}")
+        return _check(rec, "throughput_bound", "ok", f"output throughput {tok_s(reported)} <= {arithmetic}")
     return _check(
         rec,
         "throughput_bound",
         "error",
-        f"output throughput {reported:g} tok/s is {reported / bound:.1f}x the physical bound {arithmetic}:"
+        f"output throughput {tok_s(reported)} is {reported / bound:.1f}x the physical bound {arithmetic}:"
         " impossible; take throughput from the server log instead",
     )
 
@@ -179,14 +180,14 @@ def concurrency_bound(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
         return None
     reported, c, latency = rec["output_throughput_tps"], rec["concurrency"], rec["latency_s_mean"]
     bound = c * n / latency
-    arithmetic = f"{c} x {n:g} / latency {latency:g} s = {bound:.2f} tok/s"
+    arithmetic = f"{c} x {tokens(n)} / latency {secs(latency)} = {tok_s(bound)}"
     if reported <= bound * (1.0 + rel_tol):
-        return _check(rec, "concurrency_bound", "ok", f"output throughput {reported:g} tok/s <= {arithmetic}")
+        return _check(rec, "concurrency_bound", "ok", f"output throughput {tok_s(reported)} <= {arithmetic}")
     return _check(
         rec,
         "concurrency_bound",
         "error",
-        f"output throughput {reported:g} tok/s is {reported / bound:.1f}x what {c} requests in flight can"
+        f"output throughput {tok_s(reported)} is {reported / bound:.1f}x what {c} requests in flight can"
         f" produce ({arithmetic})",
     )
 
@@ -238,12 +239,12 @@ def itl_vs_tpot(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
         return None
     itl, tpot = rec["itl_ms_mean"], rec["tpot_ms_mean"]
     if itl >= 0.8 * tpot:
-        return _check(rec, "itl_vs_tpot", "ok", f"mean ITL {itl:g} ms >= 0.8 x mean TPOT {tpot:g} ms")
+        return _check(rec, "itl_vs_tpot", "ok", f"mean ITL {ms(itl)} >= 0.8 x mean TPOT {ms(tpot)}")
     return _check(
         rec,
         "itl_vs_tpot",
         "warning",
-        f"mean ITL {itl:g} ms is {tpot / itl:.1f}x below mean TPOT {tpot:g} ms: more streamed chunks than"
+        f"mean ITL {ms(itl)} is {tpot / itl:.1f}x below mean TPOT {ms(tpot)}: more streamed chunks than"
         " output tokens (empty, role or reasoning deltas counted), so chunk-based counts are unreliable",
     )
 
@@ -281,7 +282,7 @@ def _config_checks(rows: pl.DataFrame, *, ttft_ms: float, tps: float) -> Iterato
         current = limits.filter(pl.col("config") == config)["c_max"].item()
         alternative = c_max(pessimistic.filter(pl.col("config") == config))["c_max"].item()
         text = (
-            f"TPS >= {tps:g} judged at P90, the optimistic tail of a higher-is-better metric (90% of"
+            f"TPS >= {tok_s(tps)} judged at P90, the optimistic tail of a higher-is-better metric (90% of"
             f" requests were slower); the file has no P10."
         )
         if alternative is None and pessimistic.filter(pl.col("config") == config)["tps"].is_null().all():
@@ -309,8 +310,8 @@ def _rps_checks(runs: pl.DataFrame) -> Iterator[Check]:
         gap = (group["reported_rps_per_request"] - group["inverse"]).abs() - 0.005 - 0.02 * group["inverse"]
         top = group.sort("concurrency").row(-1, named=True)
         example = (
-            f"at c={top['concurrency']} the file says {top['reported_rps_per_request']:g} req/s, 1 / L ="
-            f" {top['inverse']:.3f}, while c / L = {top['system']:.2f} req/s complete"
+            f"at c={top['concurrency']} the file says {req_s(top['reported_rps_per_request'])}, 1 / L ="
+            f" {req_s(top['inverse'])}, while c / L = {req_s(top['system'])} complete"
         )
         if (gap <= 0).all():
             message = (

@@ -8,7 +8,11 @@ Two independent references:
 - the engine's stable decode throughput from its own log (all N requests decoding, no prefill),
   supplied by the server-log analysis. The client's figure is a whole-run average whose
   denominator also holds prefill, ramp-up and tail, so it should sit *below* the stable rate;
-  above it, the client is counting tokens the engine never generated.
+  more than `rel_tol` above it, the client is counting tokens the engine never generated.
+
+The second reference holds only when the log is of the client's run: an engine, an input length
+(more than 2x apart) or a concurrency that differ make the pair a mismatch, a problem of its own,
+and the engine's figures are then not compared at all.
 
 Latency metrics (TTFT, TPOT) do not depend on the token count, so the client stays the source
 for those whichever throughput is trusted.
@@ -19,52 +23,103 @@ from typing import Any
 
 import polars as pl
 
+from logparse.analysis.text import tokens_label
 from logparse.bench.derive import tokens_per_request
+from logparse.bench.units import secs, tok_s, tokens
 
 _BOUND_TOL = 0.01
+_INPUT_APART = 2.0  # prompts this many times longer or shorter are another workload
+
+
+def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[str]:
+    """Why the server phase is not the client run `rec`: engine, input length, concurrency.
+
+    Each is checked only when both sides state it; the input lengths must be more than 2x apart.
+    """
+    out: list[str] = []
+    client_engine, log_engine = rec.get("engine"), server_phase.get("engine")
+    if client_engine and log_engine and str(client_engine).lower() != str(log_engine).lower():
+        out.append(f"engine {client_engine} in the client, {log_engine} in the log")
+    client_input = rec.get("input_len")
+    log_input = server_phase.get("input_tokens") or server_phase.get("context_tokens_per_request")
+    if client_input and log_input:
+        apart = max(client_input, log_input) / min(client_input, log_input)
+        if apart > _INPUT_APART:
+            shown = tokens_label(round(log_input), estimated=bool(server_phase.get("input_tokens_estimated")))
+            out.append(f"input length {tokens_label(round(client_input))} tokens per prompt in the client,"
+                       f" {shown} in the log's phase ({apart:.1f}x apart)")
+    client_c = rec.get("concurrency")
+    log_n = server_phase.get("concurrency", server_phase.get("n_running"))
+    if client_c is not None and log_n is not None and client_c != log_n:
+        out.append(f"concurrency c={client_c} in the client, N={log_n} requests decoding in the log's phase")
+    return out
+
+
+def _bound_check(rec: dict[str, Any]) -> tuple[float | None, str | None, str | None]:
+    """(physical bound, problem, note) of the client's output throughput."""
+    client = rec["output_throughput_tps"]
+    n = rec.get("output_len_requested") or tokens_per_request(rec)
+    requests, duration = rec.get("num_requests"), rec.get("duration_s")
+    if not (n and requests and duration):
+        return None, None, None
+    bound = requests * n / duration
+    if client > bound * (1.0 + _BOUND_TOL):
+        return bound, (
+            f"client reports {tok_s(client)} but {requests} requests x {tokens(n)} tokens / {secs(duration)}"
+            f" allow at most {tok_s(bound)} ({client / bound:.1f}x the physical bound)"
+        ), None
+    return bound, None, f"client {tok_s(client)} is within the physical bound {tok_s(bound)}"
+
+
+def _engine_rate_check(client: float, stable: float, rel_tol: float) -> tuple[str | None, str | None]:
+    """(problem, note) of the client's figure against the engine's stable decode rate."""
+    ratio = client / stable
+    if ratio > 1.0 + rel_tol:
+        return (
+            f"client {tok_s(client)} is {ratio:.1f}x the engine's stable decode {tok_s(stable)}, beyond the"
+            f" {rel_tol:.0%} tolerance; a whole-run average (prefill and ramp included) cannot exceed"
+            " the all-requests-decoding rate"
+        ), None
+    if ratio > 1.0:
+        return None, (
+            f"client is {ratio:.0%} of the engine's stable decode {tok_s(stable)}: above it, but within the"
+            f" {rel_tol:.0%} tolerance for the engine's sampled stats (a whole-run average should sit at or"
+            " below the all-requests-decoding rate)"
+        )
+    return None, (
+        f"client is {ratio:.0%} of the engine's stable decode {tok_s(stable)}"
+        " (the rest is prefill, ramp and tail time in the client's denominator)"
+    )
 
 
 def _row_verdict(
     rec: dict[str, Any], server_stable_gen_tps: float | None, server_phase: dict[str, Any], rel_tol: float
 ) -> dict[str, Any]:
     client = rec["output_throughput_tps"]
-    n = rec.get("output_len_requested") or tokens_per_request(rec)
-    requests, duration = rec.get("num_requests"), rec.get("duration_s")
-    bound = requests * n / duration if n and requests and duration else None
-    problems: list[str] = []
+    mismatches = run_mismatches(rec, server_phase)
+    problems = [f"not the same run: {m}" for m in mismatches]
     notes: list[str] = []
-    if bound is not None:
-        if client > bound * (1.0 + _BOUND_TOL):
-            problems.append(
-                f"client reports {client:g} tok/s but {requests} requests x {n:g} tokens"
-                f" / {duration:g} s allow at most {bound:.2f} tok/s"
-                f" ({client / bound:.1f}x the physical bound)"
-            )
-        else:
-            notes.append(f"client {client:g} tok/s is within the physical bound {bound:.2f} tok/s")
-    if server_stable_gen_tps:
-        ratio = client / server_stable_gen_tps
-        if ratio > 1.0 + rel_tol:
-            problems.append(
-                f"client {client:g} tok/s is {ratio:.1f}x the engine's stable decode throughput"
-                f" {server_stable_gen_tps:g} tok/s; a whole-run average (prefill and ramp included)"
-                " cannot exceed the all-requests-decoding rate"
-            )
-        else:
-            notes.append(
-                f"client is {ratio:.0%} of the engine's stable decode {server_stable_gen_tps:g} tok/s"
-                " (the rest is prefill, ramp and tail time in the client's denominator)"
-            )
+    bound, bound_problem, bound_note = _bound_check(rec)
+    problems += [bound_problem] if bound_problem else []
+    notes += [bound_note] if bound_note else []
     generated = server_phase.get("gen_tokens")
-    counted = rec.get("total_output_tokens")
-    if generated and counted and counted > generated * (1.0 + rel_tol):
-        problems.append(
-            f"client counts {counted} output tokens; the engine log shows {generated:g} generated"
-        )
-    phase_n = server_phase.get("concurrency", server_phase.get("n_running"))
-    if phase_n is not None and rec.get("concurrency") is not None and phase_n != rec["concurrency"]:
-        notes.append(f"the server phase has N={phase_n} but the client ran at c={rec['concurrency']}")
-    if problems:
+    if mismatches:
+        if server_stable_gen_tps:
+            notes.append(f"the engine's stable decode {tok_s(server_stable_gen_tps)} is not compared:"
+                         " the log is not of the client's run")
+    else:
+        if server_stable_gen_tps:
+            problem, note = _engine_rate_check(client, server_stable_gen_tps, rel_tol)
+            problems += [problem] if problem else []
+            notes += [note] if note else []
+        counted = rec.get("total_output_tokens")
+        if generated and counted and counted > generated * (1.0 + rel_tol):
+            problems.append(
+                f"client counts {tokens(counted)} output tokens; the engine log shows {tokens(generated)} generated"
+            )
+    if mismatches:
+        trust = "physical_bound" if bound_problem else "undetermined"
+    elif problems:
         trust = "server_log" if server_stable_gen_tps or generated else "physical_bound"
     elif bound is None and not server_stable_gen_tps:
         trust = "undetermined"
@@ -73,6 +128,8 @@ def _row_verdict(
     return {
         "row": rec["row"],
         "config": rec["config"],
+        "engine": rec.get("engine"),
+        "workload": rec.get("workload"),
         "concurrency": rec["concurrency"],
         "client_output_tps": client,
         "physical_bound_tps": bound,
@@ -81,9 +138,24 @@ def _row_verdict(
         "server_ratio": None if not server_stable_gen_tps else client / server_stable_gen_tps,
         "consistent": not problems,
         "trust": trust,
+        "mismatches": mismatches,
         "problems": problems,
         "notes": notes,
     }
+
+
+def _reason(run: dict[str, Any]) -> str:
+    """One sentence: which source to trust for `run`'s throughput, and why."""
+    latency = "the client only for latency (TTFT, TPOT), which does not depend on its token count"
+    if run["mismatches"]:
+        head = (f"the server log is not the client's run ({'; '.join(run['mismatches'])}),"
+                " so the engine's figures cannot check the client's")
+        if run["trust"] == "physical_bound":
+            bound_problem = next(p for p in run["problems"] if p.startswith("client reports"))
+            return f"{head}; {bound_problem}; trust the physical bound for throughput and {latency}"
+        return f"{head}; reconcile with the log of the same run (same engine, input length and concurrency)"
+    source = "the engine log" if run["trust"] == "server_log" else "the physical bound"
+    return f"{run['problems'][0]}; trust {source} for throughput and {latency}"
 
 
 def reconcile(
@@ -102,8 +174,11 @@ def reconcile(
     server_stable_gen_tps
         The engine's stable decode throughput (tok/s, all requests decoding) from its log.
     server_phase
-        Optional facts about the matching server-log phase: `concurrency` (or `n_running`),
-        `gen_tokens` (tokens generated in the phase), anything else is carried through.
+        Optional facts about the matching server-log phase: `engine`, `concurrency` (or
+        `n_running`), `input_tokens` (or `context_tokens_per_request`), `gen_tokens` (tokens
+        generated in the phase); anything else is carried through. An engine, input length or
+        concurrency that differs from the client's run is a mismatch: a problem, and the
+        engine's figures are then not compared.
     rel_tol
         Relative slack before the client is called above the engine's rate or token count.
 
@@ -111,8 +186,9 @@ def reconcile(
     -------
     dict
         `runs` (one verdict per run with an output throughput: bound, ratios, `trust`,
-        `problems`, `notes`), overall `trust` ('client', 'server_log', 'physical_bound' or
-        'undetermined'), and `reason`, one sentence saying which source to trust and why.
+        `mismatches`, `problems`, `notes`), overall `trust` ('client', 'server_log',
+        'physical_bound' or 'undetermined'), and `reason`, one sentence saying which source to
+        trust and why.
     """
     phase = dict(server_phase or {})
     runs = [
@@ -123,12 +199,7 @@ def reconcile(
     if not runs:
         trust, reason = "undetermined", "no run reports an output throughput to reconcile"
     elif bad:
-        trust = bad[0]["trust"]
-        source = "the engine log" if trust == "server_log" else "the physical bound"
-        reason = (
-            f"{bad[0]['problems'][0]}; trust {source} for throughput and the client only for latency"
-            " (TTFT, TPOT), which does not depend on its token count"
-        )
+        trust, reason = bad[0]["trust"], _reason(bad[0])
     elif all(run["trust"] == "undetermined" for run in runs):
         trust, reason = "undetermined", "the file has neither the token counts for a bound nor a server rate"
     else:

@@ -1,22 +1,49 @@
 """Plain-text, aligned tables of a `BenchAnalysis` for the terminal."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import textwrap
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
+from logparse.analysis.summary import TEXT_WIDTH
+from logparse.analysis.text import tokens_label
 from logparse.bench.analyze import BenchAnalysis
 from logparse.bench.checks import SEVERITIES
+from logparse.bench.units import tok_s
+from logparse.escape import for_terminal
+
+_CONFIG_WRAP = 18  # a long configuration name wraps rather than squeezing the checks' messages
+_MIN_MESSAGE = 30
 
 
-def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Align `rows` under `headers`: text left-aligned, numbers right-aligned, None as '-'."""
-    cells = [[_cell(value) for value in row] for row in rows]
+_GLUE = "\x00"  # a space that textwrap does not break at (never in a message)
+_NUMBER_UNIT = re.compile(r"(?<=\d) (?=(?:tok/s|req/s|ms|s|GiB|GB|tokens)\b)")
+
+
+def wrap_text(text: str, width: int, *, indent: str = "") -> list[str]:
+    """`text` wrapped to `width` columns (words kept whole, hyphens not broken, a number kept with
+    its unit), later lines prefixed with `indent`; `[text]` for an empty text."""
+    glued = _NUMBER_UNIT.sub(_GLUE, text)
+    lines = textwrap.wrap(glued, width=width, subsequent_indent=indent, break_on_hyphens=False)
+    return [line.replace(_GLUE, " ") for line in lines] or [text]
+
+
+def format_table(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], *, wrap: Mapping[int, int] | None = None
+) -> str:
+    """Align `rows` under `headers`: text left-aligned, numbers right-aligned, None as '-'.
+
+    `wrap` maps a column index to the width its text wraps at; the rest of the row continues on
+    the lines below, under its own column.
+    """
     numeric = [
         all(isinstance(row[i], int | float) or row[i] is None for row in rows) if rows else False
         for i in range(len(headers))
     ]
+    cells = [line for row in rows for line in _wrapped_row([_cell(value) for value in row], wrap or {})]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
@@ -24,6 +51,13 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
         return "  ".join(parts).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *(line(r) for r in cells)])
+
+
+def _wrapped_row(cells: list[str], wrap: Mapping[int, int]) -> list[list[str]]:
+    """One row's cells as one or more printed lines, the `wrap` columns wrapped."""
+    pieces = [wrap_text(c, wrap[i]) if i in wrap else [c] for i, c in enumerate(cells)]
+    height = max(len(p) for p in pieces)
+    return [[p[k] if k < len(p) else "" for p in pieces] for k in range(height)]
 
 
 def _cell(value: Any) -> str:
@@ -140,8 +174,20 @@ def render_checks(analysis: BenchAnalysis) -> str:
         [r["severity"], r["code"], r["config"], r["concurrency"], r["message"]]
         for r in shown.iter_rows(named=True)
     ]
-    body = format_table(["severity", "code", "config", "c", "message"], rows) if rows else "(all consistent)"
-    return f"Checks: {summary}\n{body}"
+    if not rows:
+        return f"Checks: {summary}\n(all consistent)"
+    headers = ["severity", "code", "config", "c", "message"]
+    return f"Checks: {summary}\n" + format_table(headers, rows, wrap=_check_wraps(headers, rows))
+
+
+def _check_wraps(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[int, int]:
+    """Wrap widths for the checks table: the config name at 18, the message in what is left of
+    `TEXT_WIDTH` (at least 30 columns)."""
+    wrap = min(_CONFIG_WRAP, max(len(str(r[2])) for r in rows))
+    config = max(len(piece) for r in rows for piece in wrap_text(str(r[2]), wrap))
+    fixed = [max([len(h)] + [len(_cell(r[i])) for r in rows]) for i, h in enumerate(headers[:4]) if i != 2]
+    used = sum(fixed) + max(config, len(headers[2])) + 2 * (len(headers) - 1)
+    return {2: wrap, 4: max(_MIN_MESSAGE, TEXT_WIDTH - used)}
 
 
 def render_text(analysis: BenchAnalysis) -> str:
@@ -154,3 +200,45 @@ def render_text(analysis: BenchAnalysis) -> str:
         render_checks(analysis),
     ]
     return "\n\n".join(section for section in sections if section)
+
+
+_LABEL = 12  # the width of the reconcile labels ('server log  ', '  problem   ')
+
+
+def _labelled(label: str, text: str) -> list[str]:
+    """`text` after a fixed-width label, wrapped to `TEXT_WIDTH` under its own start."""
+    return wrap_text(label.ljust(_LABEL) + text, TEXT_WIDTH, indent=" " * _LABEL)
+
+
+def _server_line(result: dict[str, Any]) -> str:
+    phase = result.get("server_phase") or {}
+    source = for_terminal(str(result.get("server_log")))
+    if not phase:
+        return f"{source}: no load phase found"
+    stable = phase.get("stable_gen_tps")
+    shown = f"{tok_s(stable)} over {phase.get('stable_samples')} samples" if stable else "no stable window"
+    inputs = phase.get("input_tokens")
+    shown_input = tokens_label(inputs, estimated=bool(phase.get("input_tokens_estimated"))) if inputs else "?"
+    return (f"{source} ({result.get('engine')}): phase {phase.get('phase')}, N={phase.get('concurrency')},"
+            f" {shown_input} input tokens per request, stable decode {shown}")
+
+
+def _client_line(run: dict[str, Any]) -> str:
+    bound = run.get("physical_bound_tps")
+    facts = ", ".join(str(v) for v in (run.get("engine"), run.get("workload")) if v)
+    return (f"{for_terminal(str(run['config']))}" + (f" ({for_terminal(facts)})" if facts else "")
+            + f" c={run['concurrency']}: {tok_s(run['client_output_tps'])} output"
+            + (f"; physical bound {tok_s(bound)} ({run['bound_ratio']:.1f}x)" if bound else ""))
+
+
+def render_reconcile(result: dict[str, Any]) -> str:
+    """The reconcile verdict as readable text, wrapped to `TEXT_WIDTH` columns."""
+    lines = _labelled("server log", _server_line(result))
+    for run in result.get("runs", []):
+        lines += _labelled("client", _client_line(run))
+        for problem in run["problems"]:
+            lines += _labelled("  problem", problem)
+        for note in run["notes"]:
+            lines += _labelled("  note", note)
+    lines += _labelled("trust", f"{result['trust']}: {result['reason']}")
+    return "\n".join(lines)

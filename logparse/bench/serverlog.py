@@ -17,15 +17,16 @@ if TYPE_CHECKING:
 def match_phase(analysis: Analysis, *, concurrency: int | None) -> dict[str, Any] | None:
     """The server phase that corresponds to a client run of `concurrency` requests, or None.
 
-    Returns the phase's facts: `phase`, `concurrency`, `input_tokens`, `start`, `end`, and,
-    when the phase has a stable window, `stable_gen_tps`, `stable_samples`, `stable_trusted`.
+    Returns the phase's facts: `engine`, `phase`, `concurrency`, `input_tokens`, `start`, `end`,
+    and, when the phase has a stable window, `stable_gen_tps`, `stable_samples`, `stable_trusted`
+    and `context_tokens_per_request`.
     """
     phases = analysis.phases
     if phases.is_empty():
         return None
     windows = analysis.windows.select(
         "phase", pl.col("gen_tps_mean").alias("stable_gen_tps"), pl.col("samples").alias("stable_samples"),
-        pl.col("trusted").alias("stable_trusted"),
+        pl.col("trusted").alias("stable_trusted"), "context_tokens_per_request",
     )
     joined = phases.join(windows, on="phase", how="left")
     if concurrency is not None:
@@ -33,8 +34,8 @@ def match_phase(analysis: Analysis, *, concurrency: int | None) -> dict[str, Any
         joined = same_n if not same_n.is_empty() else joined
     best = joined.sort(pl.col("stable_samples").fill_null(0), descending=True).row(0, named=True)
     keep = ("phase", "concurrency", "input_tokens", "input_tokens_estimated", "start", "end",
-            "stable_gen_tps", "stable_samples", "stable_trusted")
-    return {k: best.get(k) for k in keep}
+            "stable_gen_tps", "stable_samples", "stable_trusted", "context_tokens_per_request")
+    return {"engine": analysis.engine, **{k: best.get(k) for k in keep}}
 
 
 def reconcile_with_log(rows: pl.DataFrame, analysis: Analysis, *, concurrency: int | None = None) -> dict[str, Any]:

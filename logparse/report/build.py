@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from logparse.errors import LogparseError
+from logparse.errors import InputError, LogparseError
 from logparse.escape import for_terminal
 from logparse.report import findings as F
 from logparse.report import frames as R
@@ -63,6 +63,7 @@ class Report:
     notes: list[Note]
     facts: list[dict[str, Any]]
     tables: dict[str, pl.DataFrame]
+    core: pl.DataFrame | None = None  # `logparse compare`'s Core Result, when it is defined
 
     @property
     def index(self) -> Path:
@@ -102,26 +103,57 @@ def _line_counter(progress: Callable[[str], None], every: int = 250_000) -> Call
     return count
 
 
+STDIN = "-"
+
+
+def log_inputs(logs: Sequence[str | Path]) -> list[str]:
+    """The logs of the report, as `logparse summary` reads them: a log file, `-` (standard input,
+    once), a folder of one log's tables, or a dataset (`logparse ingest DIR --out DATASET`), which
+    stands for each of its runs."""
+    from logparse.analysis.fleet import dataset_runs
+
+    if sum(str(log) == STDIN for log in logs) > 1:
+        raise InputError("standard input ('-') can be read once only; give the other logs as files")
+    out: list[str] = []
+    for log in logs:
+        runs = dataset_runs(log)
+        out += [str(run) for run in runs] if runs else [str(log)]
+    return out
+
+
+def log_label(path: str | Path) -> str:
+    """A log's short name: the file name without `.gz`/`.log`/`.txt`, a dataset run's name, `stdin`."""
+    from logparse.analysis.fleet import run_label
+
+    if str(path) == STDIN:
+        return "stdin"
+    stem = run_label(Path(str(path)))
+    for suffix in (".gz", ".log", ".txt"):
+        stem = stem.removesuffix(suffix)
+    return stem
+
+
 def load_runs(
-    logs: Sequence[str | Path], *, progress: Callable[[str], None]
+    logs: Sequence[str | Path], *, progress: Callable[[str], None], engine: str = "auto"
 ) -> tuple[list[R.LogRun], list[Note]]:
-    """Ingest and analyse every log. Unreadable files raise; a log whose analysis fails is kept
-    with its error, so the report still shows what could be read."""
+    """Ingest and analyse every log (see `log_inputs` for what a log may be). Unreadable files
+    raise; a log whose analysis fails is kept with its error, so the report still shows what
+    could be read. `engine` is `auto` or the engine that wrote every log file."""
     from logparse.analysis.analyze import analyze
     from logparse.pipeline import ingest
 
     runs: list[R.LogRun] = []
     notes: list[Note] = []
     names: set[str] = set()
+    logs = log_inputs(logs)
     for i, path in enumerate(logs, 1):
         progress(f"reading {path} ({i}/{len(logs)})")
         result = ingest(
-            path, on_event=_line_counter(progress) if getattr(progress, "enabled", False) else None
+            path,
+            engine=engine,
+            on_event=_line_counter(progress) if getattr(progress, "enabled", False) else None,
         )
-        stem = Path(str(path)).name
-        for suffix in (".gz", ".log", ".txt"):
-            stem = stem.removesuffix(suffix)
-        name = f"{result.engine} {stem}"
+        name = f"{result.engine} {log_label(path)}"
         if name in names:
             name = f"{name} ({i})"
         names.add(name)
@@ -137,7 +169,7 @@ def load_runs(
             notes.append(Note(name, f"not analysed: {error}", "warning"))
         runs.append(
             R.LogRun(
-                path=str(path),
+                path="standard input" if path == STDIN else str(path),
                 name=name,
                 engine=result.engine,
                 tables=result.tables,
@@ -202,6 +234,15 @@ def log_charts(runs: Sequence[R.LogRun], notes: list[Note]) -> list[ChartItem]:
             continue
         _log_charts(run, items, notes)
     return items
+
+
+MEMORY_UNIT = "GiB"  # vLLM prints GiB; SGLang prints "GB" but divides by 2**30 (as `summary` says)
+
+
+def memory_subtitle(engine: str) -> str:
+    """The memory chart's subtitle: the unit, and for SGLang why its "GB" is shown as GiB."""
+    printed = 'SGLang prints "GB" but counts bytes / 2^30' if engine == "sglang" else "as the engine printed"
+    return f"{MEMORY_UNIT} ({printed}); free = what the engine left unallocated"
 
 
 def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> None:
@@ -332,17 +373,16 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
         frame = R.memory_frame(run)
         if frame.is_empty():
             return None
-        unit = "GB" if run.engine == "sglang" else "GiB"
         return ChartItem(
             f"memory-{sid}",
             sec,
             f"GPU memory per rank: {run.name}",
-            F.memory_caption(frame, unit),
+            F.memory_caption(frame, MEMORY_UNIT),
             C.memory_split_chart(
                 frame,
-                unit=unit,
+                unit=MEMORY_UNIT,
                 heading=f"GPU memory per rank: {run.name}",
-                subtitle=f"{unit} as printed by the engine; free = what the engine left unallocated",
+                subtitle=memory_subtitle(run.engine),
             ),
             {"memory": frame},
         )
@@ -359,6 +399,37 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
         )
     _guard(items, notes, sec, "cold-start", coldstart)
     _guard(items, notes, sec, "memory", memory)
+
+
+def text_table_frame(text: str) -> pl.DataFrame:
+    """The rows of a plain-text table (header, dashed rule, rows; `analysis.text.render_table`)
+    as a frame of strings: each column spans its run of dashes."""
+    header, rule, *rows = text.splitlines()
+    spans = [m.span() for m in re.finditer(r"-+", rule)]
+    names = [header[a:b].strip() for a, b in spans]
+    cells = [[row[a:b].strip() for a, b in spans] for row in rows]
+    return pl.DataFrame(cells, schema={n: pl.String() for n in names}, orient="row")
+
+
+def core_result_table(runs: Sequence[R.LogRun], notes: list[Note]) -> pl.DataFrame | None:
+    """`logparse compare`'s Core Result of the analysed logs (stable decode per engine and input
+    length, who leads by how much, degradation), or None with a note saying why it is missing."""
+    from logparse.analysis.compare import compare_degradation, compare_rows, core_result
+
+    analysed = [r.analysis for r in runs if r.analysis is not None]
+    if len(analysed) < 2:
+        return None
+    try:
+        rows = compare_rows(analysed)
+        text = core_result(rows, compare_degradation(rows))
+    except Exception as exc:  # the report goes on without it, as without a chart that fails
+        notes.append(Note("across logs", f"Core Result skipped: {type(exc).__name__}: {exc}", "warning"))
+        return None
+    if text is None:
+        notes.append(Note("across logs", "Core Result not shown: it needs logs of two engines with one "
+                          "trusted stable window per engine and input length (as `logparse compare`)"))
+        return None
+    return text_table_frame(text)
 
 
 def bench_charts(bench: BenchAnalysis, notes: list[Note]) -> list[ChartItem]:
@@ -597,13 +668,15 @@ def build_report(
     images: bool = True,
     png_scale: float = 1.5,
     progress: bool | None = None,
+    engine: str = "auto",
 ) -> Report:
     """Write the report of `logs` and `bench_files` into `out_dir`.
 
     Parameters
     ----------
     logs
-        vLLM / SGLang server logs (any number, also none).
+        vLLM / SGLang server logs (any number, also none): files, `-` for standard input (once),
+        folders of a log's tables, datasets (each run a log of the report).
     bench_files
         Client benchmark result files (`logparse bench` formats; also none).
     out_dir
@@ -619,6 +692,8 @@ def build_report(
         Pixel density of the PNG files (1.0 = the chart's CSS pixel size).
     progress
         Progress lines on stderr; default: only when stderr is a terminal.
+    engine
+        `auto` (detect) or the engine that wrote the log files (`vllm`, `sglang`).
     """
     if not logs and not bench_files:
         msg = "nothing to report: give at least one log or one --bench file"
@@ -626,11 +701,9 @@ def build_report(
     say = Progress(progress)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        from logparse.errors import InputError
-
         raise InputError(f"{out}: exists and is not a directory; expected a directory for -o")
     out.mkdir(parents=True, exist_ok=True)
-    runs, notes = load_runs(logs, progress=say)
+    runs, notes = load_runs(logs, progress=say, engine=engine)
     bench = None
     if bench_files:
         from logparse.bench import analyze_bench, load_bench
@@ -659,6 +732,7 @@ def build_report(
         notes=notes,
         facts=[run_facts(r) for r in runs],
         tables=report_tables(runs, bench, charts),
+        core=core_result_table(runs, notes),
     )
     write_outputs(report, images=images, png_scale=png_scale, progress=say)
     say(f"wrote {report.index}")

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from logparse.commands.options import slo_options
+from logparse.commands.options import engine_option, slo_options
 
 from logparse.escape import for_terminal
 
 
 @click.command("report", short_help="Write charts and an offline HTML report.")
-@click.argument("logs", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("logs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
 @click.option(
     "--bench",
     "bench_files",
@@ -30,15 +30,17 @@ from logparse.escape import for_terminal
     help="Directory to write index.html, charts/, tables/ and summary.md into.",
 )
 @click.option("--title", help="Page title (default: from the inputs).")
+@engine_option
 @slo_options
 @click.option(
     "--no-images", is_flag=True, help="Skip the PNG and SVG files (the HTML page does not need them)."
 )
 def report_command(
-    logs: tuple[Path, ...],
+    logs: tuple[str, ...],
     bench_files: tuple[Path, ...],
     out_dir: Path,
     title: str | None,
+    engine: str,
     slo_ttft_ms: float,
     slo_tps: float,
     think_s: float,
@@ -47,9 +49,15 @@ def report_command(
     """Write an offline HTML report (charts, findings, diagnostics, tables) for server LOGs
     and/or client benchmark files.
 
+    A LOG is a log file, `-` (standard input, once), a folder of one log's tables
+    (`logparse ingest LOG --out DIR`) or a dataset (`logparse ingest DIR --out DATASET`), each of
+    whose runs is a log of the report.
+
     \b
     Examples:
       logparse report vllm.log sglang.log -o report/
+      logparse report DATASET -o report/
+      cat server.log | logparse report - -o report/
       logparse report --bench results.csv -o report/
       logparse report server.log --bench client.json -o report/
     """
@@ -66,6 +74,7 @@ def report_command(
         slo_tps=slo_tps,
         think_s=think_s,
         images=not no_images,
+        engine=engine,
     )
     skipped = [n for n in report.notes if "skipped" in n.message or "not analysed" in n.message]
     click.echo(

@@ -571,7 +571,7 @@ def memory_frame(run: LogRun) -> pl.DataFrame:
     cache memory"; SGLang K + V sizes, target and draft), Mamba / SSM state (SGLang "Mamba Cache
     is allocated", all its buffers), CUDA graphs, peak activation, non-torch memory, and free:
     the device total minus the rest when the total is printed (vLLM), else SGLang's last
-    "avail mem" after graph capture. GB as printed by SGLang is kept as is.
+    "avail mem" after graph capture. SGLang's "GB" is bytes / 2^30, so GiB like vLLM's figures.
     """
     from logparse.charts.memory import COMPONENT_ORDER
 

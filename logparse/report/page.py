@@ -223,6 +223,16 @@ def _facts_html(report: Report) -> str:
     return "".join(parts)
 
 
+CORE_NOTE = "As `logparse compare` prints it: each engine's stable decode throughput per input length."
+
+
+def _core_html(report: Report) -> str:
+    if report.core is None:
+        return ""
+    return (f'<section id="core-result"><h2>Core Result</h2><p class="meta">{esc(CORE_NOTE)}</p>'
+            f"{html_table(report.core)}</section>")
+
+
 def _chart_html(item: Any) -> str:
     links = []
     for kind, path in item.files.items():
@@ -287,6 +297,7 @@ Self-contained: opens without a network connection.</p>
 </header>
 <div id="js-errors" hidden></div>
 <section id="facts"><h2>Runs</h2>{_facts_html(report)}</section>
+{_core_html(report)}
 <section id="diagnostics"><h2>Diagnostics</h2>
 {f'<ul class="diag">{diag_html}</ul>' if diag else '<p class="meta">Nothing to report.</p>'}
 </section>
@@ -331,6 +342,8 @@ def render_markdown(report: Report) -> str:
             ]
         )
         out += ["## Runs", "", md_table(facts), ""]
+    if report.core is not None:
+        out += ["## Core Result", "", _md(CORE_NOTE), "", md_table(report.core), ""]
     diag = diagnostics_items(report)
     if diag:
         out += ["## Diagnostics", ""]

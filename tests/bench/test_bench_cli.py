@@ -125,3 +125,35 @@ def test_bench_all_fixtures_keep_the_openzeka_figures() -> None:
     assert not [c for c in report["checks"] if c["code"] == "duplicate_level"]
     pairs = {(s["engine"], s["spec_config"]) for s in report["spec"]}
     assert ("sglang", "sglang spec 128x128") in pairs and ("sglang", "sglang spec qwen3-32b") in pairs
+
+
+def test_bench_out_has_the_short_form_o(tmp_path: Path) -> None:
+    code, _, output = _invoke("bench", str(OPENZEKA), "-o", str(tmp_path / "tables"))
+    assert code == 0, output
+    assert list((tmp_path / "tables").glob("*.csv"))
+
+
+def test_bench_reads_a_result_from_stdin() -> None:
+    piped = (FIXTURES / "vllm_bench_serve_c16.json").read_text()
+    result = CliRunner().invoke(cli, ["bench", "-", "--json"], input=piped)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    assert [r["source_file"] for r in rows] == ["standard input"]
+    assert rows[0]["output_throughput_tps"] == 510.47
+
+
+def test_bench_stdin_once_only() -> None:
+    result = CliRunner().invoke(cli, ["bench", "-", "-"], input="{}")
+    assert result.exit_code == 1
+    assert "once" in result.output and "Traceback" not in result.output
+
+
+def test_bench_checks_table_fits_100_columns() -> None:
+    code, out, _ = _invoke("bench", *map(str, ALL_VALID))
+    assert code == 0
+    checks = out[out.index("Checks:"):].splitlines()
+    assert len(checks) > 5
+    assert max(len(line) for line in checks) <= 100
+    # a wrapped message continues under its own column, a number stays with its unit
+    assert not any(line.split("  ")[-1].strip().startswith(("tok/s", "req/s", "ms ")) for line in checks)
+    assert "105.4 tok/s" in " ".join(line.strip() for line in checks)

@@ -56,3 +56,38 @@ def test_an_honest_client_is_trusted(server_run: tuple[Path, dict], tmp_path: Pa
     result = CliRunner().invoke(cli, ["reconcile", str(log), str(client)])
     assert result.exit_code == 0, result.output
     assert "trust       client" in result.output
+
+
+ROOT = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+def test_another_engine_and_context_is_a_mismatch_in_the_cli() -> None:
+    result = CliRunner().invoke(cli, ["reconcile", str(ROOT / "sglang" / "gpustack-64k.log"),
+                                      str(ROOT / "bench" / "gpustack_vllm_kimi_k3_200k_inflated.json")])
+    assert result.exit_code == 0, result.output
+    out, flat = result.output, " ".join(result.output.split())  # flat: the text unwrapped
+    assert "problem   not the same run: engine vllm in the client, sglang in the log" in out
+    assert "input length 200K tokens per prompt in the client, 64K in the log's phase" in flat
+    assert "trust       physical_bound" in out and "trust       client" not in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_another_concurrency_and_workload_is_not_trust_client() -> None:
+    result = CliRunner().invoke(cli, ["reconcile", str(ROOT / "vllm" / "gpustack-64k.log"),
+                                      str(ROOT / "bench" / "vllm_bench_serve_c16.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.output)
+    assert verdict["trust"] == "undetermined"
+    assert verdict["server_phase"]["engine"] == "vllm"
+    (run,) = verdict["runs"]
+    assert [m.split()[0] for m in run["mismatches"]] == ["input", "concurrency"]
+
+
+def test_reconcile_reads_the_client_result_from_stdin(server_run: tuple[Path, dict], tmp_path: Path) -> None:
+    log, truth = server_run
+    client, _ = _client_file(tmp_path, truth, claim_factor=0.9)
+    result = CliRunner().invoke(cli, ["reconcile", str(log), "-"], input=client.read_text())
+    assert result.exit_code == 0, result.output
+    assert "trust       client" in result.output
+    both = CliRunner().invoke(cli, ["reconcile", "-", "-"], input="")
+    assert both.exit_code == 2 and "standard input" in both.output

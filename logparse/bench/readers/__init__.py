@@ -14,7 +14,7 @@ import polars as pl
 
 from logparse.bench.derive import complete_record, disambiguate_configs
 from logparse.bench.readers import aiperf, cordatus, sglang, vllm
-from logparse.bench.readers._common import HEAD_CHARS, read_text
+from logparse.bench.readers._common import HEAD_CHARS, STDIN, STDIN_NAME, read_text
 from logparse.bench.schema import to_frame
 from logparse.errors import InputError
 
@@ -65,9 +65,9 @@ def detect_format(path: Path, text: str) -> Format:
 
 
 def read_bench_file(path: str | Path) -> list[dict[str, Any]]:
-    """Read one result file into completed schema records (one per run in the file)."""
-    file = Path(path)
-    text = read_text(file)
+    """Read one result file (`-`: standard input) into completed schema records (one per run)."""
+    text = read_text(Path(path))
+    file = STDIN_NAME if str(path) == STDIN else Path(path)
     fmt = detect_format(file, text)
     records = fmt.read(file, text)
     if not records:
@@ -84,6 +84,10 @@ def load_bench(paths: Iterable[str | Path]) -> pl.DataFrame:
     >>> df = load_bench(["fixtures/bench/openzeka_b300_kimi_k3_128x128.csv"])  # doctest: +SKIP
     >>> df.select("config", "concurrency", "ttft_ms_p90").head(2)  # doctest: +SKIP
     """
+    paths = list(paths)
+    if sum(str(path) == STDIN for path in paths) > 1:
+        msg = "standard input ('-') can be read once only; give the other results as files"
+        raise InputError(msg)
     records: list[dict[str, Any]] = []
     for path in paths:
         records.extend(read_bench_file(path))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,15 @@ _CONCURRENCY_HINT = re.compile(r"(?i)(?:^|[^a-z0-9])(?:concurrency|conc|c)[_\-=]
 _LENGTHS_HINT = re.compile(r"(?:^|[^0-9])(\d+)x(\d+)(?![0-9])")
 
 
+STDIN = "-"
+STDIN_NAME = Path("standard input")  # how a result piped in is named in messages and tables
+
+
 def read_text(path: Path) -> str:
-    """Read a result file as text, raising InputError for anything that is not a readable text file."""
+    """Read a result file (`-`: standard input) as text, raising InputError for anything that is
+    not a readable text file."""
+    if str(path) == STDIN:
+        return _decode(STDIN_NAME, sys.stdin.buffer.read())
     if not path.exists():
         msg = f"{path}: no such file"
         raise InputError(msg)
@@ -41,6 +49,10 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         msg = f"{path}: cannot be read ({exc.strerror})"
         raise InputError(msg) from None
+    return _decode(path, raw)
+
+
+def _decode(path: Path, raw: bytes) -> str:
     if b"\x00" in raw[:HEAD_CHARS]:
         msg = f"{path}: is a binary file; expected a text benchmark result (JSON, JSONL, CSV or text)"
         raise InputError(msg)
