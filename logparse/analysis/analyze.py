@@ -12,6 +12,7 @@ from logparse.analysis import coldstart, diagnostics, phases as phases_mod, pref
 from logparse.analysis import samples as samples_mod, spec as spec_mod, windows as windows_mod
 from logparse.analysis._frames import first_non_null, rank_index, table
 from logparse.errors import InputError
+from logparse.reader import ReadStats
 
 
 @dataclass
@@ -35,6 +36,8 @@ class Analysis:
     counts: dict[str, int]
     degradation: pl.DataFrame
     options: dict[str, Any] = field(default_factory=dict)
+    no_phases_reason: str | None = None  # why `phases` is empty (None when it is not)
+    empty: bool = False  # the log has no line at all (its engine is then a guess)
 
     def frames(self) -> dict[str, pl.DataFrame]:
         """The tables to write as Parquet, by name."""
@@ -46,7 +49,8 @@ class Analysis:
 
 def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = "",
             concurrency: int | None = None, idle_gap_s: float | None = None,
-            min_samples: int = 3, min_duration_s: float = 20.0, spec_tokens: int | None = None) -> Analysis:
+            min_samples: int = 3, min_duration_s: float = 20.0, spec_tokens: int | None = None,
+            read_stats: ReadStats | None = None) -> Analysis:
     """The post-mortem of one log's event tables.
 
     Parameters
@@ -66,6 +70,9 @@ def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = ""
         A stable window below either is reported as too short to trust.
     spec_tokens
         Draft tokens per speculative step (default: from the printed server arguments).
+    read_stats
+        What reading the log counted (`IngestResult.stats`): a damaged input (a truncated
+        `.gz`, invalid UTF-8, ...) becomes ``input_*`` warnings among the diagnostics.
     """
     from logparse.analysis.degradation import degradation
 
@@ -104,7 +111,8 @@ def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = ""
     spec = spec_mod.spec_by_phase(tables, samples=marked, phases=phases, engine=engine, spec_tokens=spec_tokens)
     ready_t = None if ready is None else ready["time"]
     diags = diagnostics.diagnose(tables, engine=engine, startup=startup, samples=marked, phases=phases,
-                                 windows=windows, no_window=no_window, spec=spec, ready=ready_t)
+                                 windows=windows, no_window=no_window, spec=spec, ready=ready_t,
+                                 read_stats=read_stats)
     windows_in = windows.join(phases.select("phase", "input_tokens", "input_tokens_estimated"), on="phase",
                               how="left")
     config = table(tables, "config", {"version": pl.String()})
@@ -118,6 +126,9 @@ def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = ""
         degradation=degradation(windows_in.filter(pl.col("trusted")), label="phase"),
         options={"concurrency": concurrency, "idle_gap_s": gap, "min_samples": min_samples,
                  "min_duration_s": min_duration_s, "spec_tokens": spec_tokens},
+        no_phases_reason=diagnostics.no_phases_reason(tables, samples=samples, phases=phases,
+                                                      read_stats=read_stats),
+        empty=diagnostics.is_empty_log(tables),
     )
 
 
@@ -138,4 +149,4 @@ def analyze_log(path: str | Path, *, engine: str = "auto", year: int | None = No
     result = ingest(path, engine=engine, year=year, patterns=patterns)
     return analyze(result.tables, engine=result.engine, source=result.source, concurrency=concurrency,
                    idle_gap_s=idle_gap_s, min_samples=min_samples, min_duration_s=min_duration_s,
-                   spec_tokens=spec_tokens)
+                   spec_tokens=spec_tokens, read_stats=result.stats)

@@ -157,7 +157,7 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
                     concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
                     patterns: tuple[Path, ...], year: int | None) -> None:
     """The phases of LOG and the stretch of each in which all N requests decode undisturbed."""
-    from logparse.analysis.summary import render_windows, summary_dict
+    from logparse.analysis.summary import input_warnings, render_windows, summary_dict
     from logparse.tables import write_tables
 
     analysis = _analyze(log, engine, patterns, year, _opts(concurrency, idle_gap, min_samples, min_duration))
@@ -165,7 +165,13 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
     if out is not None:
         write_tables({k: v for k, v in analysis.frames().items() if k in ("samples", "phases", "windows")},
                      out, force=force)
-    click.echo(json.dumps(summary["phases"], indent=2) if as_json else render_windows(summary))
+    warnings = input_warnings(summary)
+    if as_json:  # stdout stays the phases list: the warnings go beside it
+        click.echo(json.dumps(summary["phases"], indent=2))
+        for line in warnings:
+            click.echo(line, err=True)
+    else:
+        click.echo("\n".join([render_windows(summary), *([""] + warnings if warnings else [])]))
 
 
 @click.command("compare", short_help="Side-by-side table of several logs.")
@@ -178,16 +184,24 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
 def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path | None, force: bool,
                     concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
                     patterns: tuple[Path, ...], year: int | None) -> None:
-    """Stable decode throughput of each LOG side by side, with degradation ratios per engine."""
-    from logparse.analysis.compare import compare_degradation, compare_rows, render_compare
+    """Stable decode throughput of each LOG side by side, with degradation ratios per engine.
+
+    Every LOG has at least one row: a log without phases says why in its note. Problems met
+    reading a log (a truncated .gz, invalid UTF-8, ...) are listed after the table (--json:
+    "warnings").
+    """
+    from logparse.analysis.compare import compare_degradation, compare_rows, compare_warnings, render_compare
     from logparse.tables import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
-    rows = compare_rows([_analyze(log, engine, patterns, year, opts) for log in logs])
+    analyses = [_analyze(log, engine, patterns, year, opts) for log in logs]
+    rows = compare_rows(analyses)
     degr = compare_degradation(rows)
+    warnings = compare_warnings(analyses)
     if out is not None:
         write_tables({"compare": rows, "degradation": degr}, out, force=force)
     if as_json:
-        click.echo(json.dumps({"rows": rows.to_dicts(), "degradation": degr.to_dicts()}, indent=2, default=str))
+        click.echo(json.dumps({"rows": rows.to_dicts(), "degradation": degr.to_dicts(),
+                               "warnings": warnings.to_dicts()}, indent=2, default=str))
     else:
-        click.echo(render_compare(rows, degr))
+        click.echo(render_compare(rows, degr, warnings))

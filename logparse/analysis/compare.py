@@ -6,8 +6,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from logparse.analysis.analyze import Analysis
-from logparse.analysis.degradation import degradation
+from logparse.analysis.degradation import degradation, render_degradation
 from logparse.analysis.text import fmt, render_table, tokens_label
+from logparse.escape import for_terminal
 
 COMPARE_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(),
@@ -34,27 +35,41 @@ COMPARE_SCHEMA: dict[str, pl.DataType] = {
 def compare_rows(analyses: Sequence[Analysis], *, tolerance: float = 0.1) -> pl.DataFrame:
     """One row per (log, phase): input length, N and the stable window's throughput.
 
-    Phases without a stable window keep a row with null throughput and the reason in ``note``.
-    ``input_label`` groups input lengths within `tolerance` of each other (an estimated vLLM
-    input and an exact SGLang one of the same benchmark get the same label).
+    Phases without a stable window keep a row with null throughput and the reason in ``note``;
+    a log without phases keeps one row (``phase`` null) with ``no phases: <why>`` in ``note``, so
+    every log given has at least one row. ``input_label`` groups input lengths within
+    `tolerance` of each other (an estimated vLLM input and an exact SGLang one of the same
+    benchmark get the same label).
     """
-    rows = []
-    for a in analyses:
-        windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
-        reasons = {r["phase"]: r["reason"] for r in a.no_window.iter_rows(named=True)}
-        for ph in a.phases.iter_rows(named=True):
-            w = windows.get(ph["phase"], {})
-            rows.append({
-                "source": a.source, "engine": a.engine, "phase": ph["phase"],
-                "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
-                "input_label": None, "concurrency": ph["concurrency"],
-                **{k: w.get(k) for k in ("samples", "duration_s", "gen_tps_mean", "gen_tps_min", "gen_tps_max",
-                                         "per_request_tps", "per_request_tps_peak", "ms_per_token", "cv")},
-                "trusted": w.get("trusted"),
-                "note": w.get("note") if w else f"no stable window: {reasons.get(ph['phase'], '?')}",
-            })
+    rows = [row for a in analyses for row in (_phase_rows(a) if a.phases.height else [_no_phase_row(a)])]
     frame = pl.DataFrame(rows, schema=COMPARE_SCHEMA, orient="row")
     return frame.with_columns(pl.Series("input_label", _labels(frame, tolerance), dtype=pl.String))
+
+
+def _phase_rows(a: Analysis) -> list[dict[str, object]]:
+    """A `compare_rows` row for each phase of one log."""
+    windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
+    reasons = {r["phase"]: r["reason"] for r in a.no_window.iter_rows(named=True)}
+    rows = []
+    for ph in a.phases.iter_rows(named=True):
+        w = windows.get(ph["phase"], {})
+        rows.append({
+            **dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "engine": a.engine, "phase": ph["phase"],
+            "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
+            "concurrency": ph["concurrency"],
+            **{k: w.get(k) for k in ("samples", "duration_s", "gen_tps_mean", "gen_tps_min", "gen_tps_max",
+                                     "per_request_tps", "per_request_tps_peak", "ms_per_token", "cv",
+                                     "trusted")},
+            "note": w.get("note") if w else f"no stable window: {reasons.get(ph['phase'], '?')}",
+        })
+    return rows
+
+
+def _no_phase_row(a: Analysis) -> dict[str, object]:
+    """The one `compare_rows` row of a log without phases: nulls, and why in ``note``."""
+    # An empty log's engine is only the parser's pick: it did not write anything.
+    return {**dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "engine": None if a.empty else a.engine,
+            "note": f"no phases: {a.no_phases_reason or 'no decode activity'}"}
 
 
 def _labels(frame: pl.DataFrame, tolerance: float) -> list[str | None]:
@@ -81,11 +96,24 @@ def compare_degradation(rows: pl.DataFrame) -> pl.DataFrame:
     return out.rename({"group": "engine"})
 
 
-def render_compare(rows: pl.DataFrame, degr: pl.DataFrame) -> str:
-    """The long table, the Core Result table (scenarios × engines) and the degradation lines."""
+WARNING_SCHEMA: dict[str, pl.DataType] = {"source": pl.String(), "code": pl.String(), "message": pl.String()}
+
+
+def compare_warnings(analyses: Sequence[Analysis]) -> pl.DataFrame:
+    """The problems met reading each log (its ``input_*`` diagnostics): ``source``, ``code``,
+    ``message``, in the order of `analyses`."""
+    parts = [a.diagnostics.filter(pl.col("code").str.starts_with("input_"))
+             .select(pl.lit(a.source, dtype=pl.String).alias("source"), "code", "message") for a in analyses]
+    return pl.concat([pl.DataFrame(schema=WARNING_SCHEMA), *parts], how="vertical_relaxed")
+
+
+def render_compare(rows: pl.DataFrame, degr: pl.DataFrame, warnings: pl.DataFrame | None = None) -> str:
+    """The long table, the Core Result table (scenarios × engines) or the degradation table, the
+    notes of rows, then `warnings` (`compare_warnings`) when given."""
     body = []
     for r in rows.sort("engine", "input_tokens", nulls_last=True).iter_rows(named=True):
-        body.append([r["source"], r["engine"], str(r["phase"]), r["input_label"] or "-", fmt(r["concurrency"]),
+        body.append([for_terminal(r["source"]), r["engine"] or "-", fmt(r["phase"]), r["input_label"] or "-",
+                     fmt(r["concurrency"]),
                      fmt(r["samples"]), fmt(r["gen_tps_mean"], 1),
                      "-" if r["gen_tps_min"] is None else f"{r['gen_tps_min']:.0f}-{r['gen_tps_max']:.0f}",
                      fmt(r["per_request_tps"], 2), fmt(r["ms_per_token"], 1),
@@ -95,10 +123,22 @@ def render_compare(rows: pl.DataFrame, degr: pl.DataFrame) -> str:
     core = core_result(rows, degr)
     if core:
         out += ["", "Core Result", core]
-    notes = [f"{r['source']} phase {r['phase']}: {r['note']}" for r in rows.iter_rows(named=True) if r["note"]]
+    elif degr.height:  # the Core Result table, when shown, already holds these ratios
+        out += ["", "degradation (per-request decode throughput)",
+                render_degradation(degr.to_dicts(), label="engine")]
+    notes = [_note_line(r) for r in rows.iter_rows(named=True) if r["note"]]
     if notes:
         out += ["", *notes]
+    if warnings is not None and warnings.height:
+        out += ["", *(for_terminal(f"{w['source']}: input warning: {w['message']}")
+                      for w in warnings.iter_rows(named=True))]
     return "\n".join(out)
+
+
+def _note_line(row: dict[str, object]) -> str:
+    """`log phase N: note`, or `log: note` for a log without phases (text from the log escaped)."""
+    where = "" if row["phase"] is None else f" phase {row['phase']}"
+    return for_terminal(f"{row['source']}{where}: {row['note']}")
 
 
 def core_result(rows: pl.DataFrame, degr: pl.DataFrame) -> str | None:

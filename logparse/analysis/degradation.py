@@ -7,7 +7,12 @@ the longer one's mean: the figure hand-written reports often quote) and ``ratio_
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import polars as pl
+
+from logparse.analysis.text import render_table, tokens_label
 
 DEGRADATION_SCHEMA: dict[str, pl.DataType] = {
     "group": pl.String(),
@@ -90,3 +95,25 @@ def _int(value: object) -> int | None:
 
 def _div(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
+
+
+def ratio_text(value: float | None) -> str:
+    """A degradation ratio as the tables print it: `3.07x`, `-` when unknown.
+
+    >>> [ratio_text(v) for v in (3.0693, 1.2, None)]
+    ['3.07x', '1.20x', '-']
+    """
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def render_degradation(rows: Sequence[Mapping[str, Any]], *, label: str | None = None) -> str:
+    """The degradation table for the terminal: from, to, mean/mean, peak/mean, every ratio as `1.23x`.
+
+    `rows` are `degradation` rows as dicts; with `label` (e.g. ``engine``) that column comes first.
+    """
+    body = [[*([str(r[label] or "-")] if label else []), tokens_label(r["from_input_tokens"]),
+             tokens_label(r["to_input_tokens"]), ratio_text(r["ratio"]),
+             ratio_text(r["ratio_peak_over_mean"])]
+            for r in rows]
+    headers = [*([label] if label else []), "from", "to", "mean/mean", "peak/mean"]
+    return render_table(body, headers, align="l" * len(headers[:-2]) + "rr")

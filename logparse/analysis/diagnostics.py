@@ -13,9 +13,16 @@
 | `slow_tokenizer` | warning | a slow (Python) tokenizer is in use |
 | `short_stable_window` | info | a phase has no stable window, or one too short to trust |
 | `no_decode_stats` | info | the log has no decode stats lines at all |
-| `kv_cache_overcommitted` | warning | vLLM's KV cache is larger than what its memory budget leaves (weights, activation, graphs) |
+| `kv_cache_overcommitted` | warning | vLLM's KV cache exceeds its memory budget: vLLM's own `--kv-cache-memory=… to fit` figure when printed, else recomputed (`kv_overcommit`) |
 | `max_running_requests_reduced` | info | SGLang cut max_running_requests for lack of pool capacity |
 | `error_lines` | error | the engine printed ERROR lines |
+| `input_read` | warning | reading met a problem: a compressed stream ends early or is corrupt, long lines cut, the file changed |
+| `input_truncated_last_line` | warning | the input's last line has no newline (a truncated file?) |
+| `input_invalid_utf8` | warning | lines with bytes that are not UTF-8 (replaced) |
+| `input_nul_bytes` | warning | lines with NUL bytes |
+
+The `input_*` findings are what `ingest` reports about reading the file (`reader.ReadStats`); a
+folder of tables read back carries none.
 """
 from __future__ import annotations
 
@@ -26,6 +33,7 @@ import polars as pl
 
 from logparse.analysis._frames import table
 from logparse.analysis.phases import assign_phase_by_time
+from logparse.reader import ReadStats
 
 DIAGNOSTIC_SCHEMA: dict[str, pl.DataType] = {
     "code": pl.String(),
@@ -94,10 +102,51 @@ def runtime_jit(tables: Mapping[str, pl.DataFrame], *, ready: Any, phases: pl.Da
     return jit.filter(late.fill_null(False))
 
 
+def input_problems(stats: ReadStats | None) -> list[tuple[str, str]]:
+    """``(code, message)`` for each problem met while reading the input, worded as `ingest` words
+    them (the reader's notes first: they say where reading stopped)."""
+    if stats is None:
+        return []
+    found = [("input_read", note) for note in stats.notes]
+    if stats.truncated_last_line:
+        found.append(("input_truncated_last_line",
+                      "the last line of the input has no newline (truncated file?)"))
+    if stats.invalid_utf8_lines:
+        found.append(("input_invalid_utf8", f"{stats.invalid_utf8_lines:,} line(s) of the input with "
+                                            "invalid UTF-8 (replaced by U+FFFD)"))
+    if stats.nul_lines:
+        found.append(("input_nul_bytes", f"{stats.nul_lines:,} line(s) of the input with NUL bytes"))
+    return found
+
+
+def is_empty_log(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """True when the log gave no event at all (not a single line)."""
+    return not any(frame.height for frame in tables.values())
+
+
+def no_phases_reason(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, phases: pl.DataFrame,
+                     read_stats: ReadStats | None = None) -> str | None:
+    """Why the log has no phase of load (None when it has some), e.g. ``no decode activity (no
+    decode stats lines)``; a damaged input says so too, since it may be why."""
+    if phases.height:
+        return None
+    if is_empty_log(tables):
+        reason = "the log is empty"
+    elif samples.is_empty():
+        reason = "no decode activity (no decode stats lines)"
+    else:
+        reason = "no decode activity (no stats line after start-up shows running requests)"
+    if input_problems(read_stats):
+        reason += " in what could be read: the input was not read cleanly (see its input warnings)"
+    return reason
+
+
 def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mapping[str, Any],
              samples: pl.DataFrame, phases: pl.DataFrame, windows: pl.DataFrame,
-             no_window: pl.DataFrame, spec: pl.DataFrame, ready: Any) -> pl.DataFrame:
-    """All diagnostics of one log (`DIAGNOSTIC_SCHEMA`), errors first, then warnings, then info.
+             no_window: pl.DataFrame, spec: pl.DataFrame, ready: Any,
+             read_stats: ReadStats | None = None) -> pl.DataFrame:
+    """All diagnostics of one log (`DIAGNOSTIC_SCHEMA`), errors first, then warnings (those about
+    reading the input first), then info.
 
     Parameters
     ----------
@@ -117,6 +166,9 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
         `spec.spec_by_phase` output.
     ready
         When the server was ready (None if unknown).
+    read_stats
+        What reading the log counted (`IngestResult.stats`): its problems become ``input_*``
+        warnings.
     """
     out: list[dict[str, Any]] = []
 
@@ -155,21 +207,10 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
                 f"{_n(context)}-token requests; it fits only because these requests are shorter "
                 "(lower --max-model-len to raise it)", phase=p, value=float(max_conc))
 
-    mem = table(tables, "memory", {"usable_gib": pl.Float64(), "weights_gib": pl.Float64(),
-                                   "non_torch_gib": pl.Float64(), "peak_activation_gib": pl.Float64(),
-                                   "graph_gib": pl.Float64(), "kv_gib": pl.Float64(),
-                                   "gpu_memory_utilization": pl.Float64()})
-    budget = mem.filter(pl.all_horizontal(pl.col(c).is_not_null() for c in (
-        "usable_gib", "weights_gib", "non_torch_gib", "peak_activation_gib", "graph_gib", "kv_gib"))).sort("line_no")
-    if budget.height:
-        b = budget.row(0, named=True)
-        fit = b["usable_gib"] - b["weights_gib"] - b["non_torch_gib"] - b["peak_activation_gib"] - b["graph_gib"]
-        if b["kv_gib"] > fit + 0.1:
-            add("kv_cache_overcommitted", "warning",
-                f"KV cache of {b['kv_gib']:.2f} GiB exceeds the ~{fit:.2f} GiB left in the memory budget "
-                f"({b['usable_gib']:.2f} GiB usable at utilization {b['gpu_memory_utilization']} minus weights, "
-                "activation, non-torch and CUDA graphs): expect allocation retries; pin --kv-cache-memory "
-                "or lower --gpu-memory-utilization", line_no=b["line_no"], value=b["kv_gib"] - fit)
+    over = kv_overcommit(tables)
+    if over is not None:
+        add("kv_cache_overcommitted", "warning", over["message"], line_no=over["line_no"],
+            value=over["value"])
     reduced = table(tables, "kv_pool", {"requested_max_running_requests": pl.Int64(),
                                         "max_running_requests": pl.Int64()}).filter(
         pl.col("requested_max_running_requests").is_not_null())
@@ -262,9 +303,17 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
     for row in windows.filter(~pl.col("trusted")).iter_rows(named=True):
         add("short_stable_window", "info", f"phase {row['phase']}: stable window {row['note']}",
             phase=row["phase"], value=float(row["samples"]))
-    if samples.is_empty():
+    problems = input_problems(read_stats)
+    for code, message in problems:
+        add(code, "warning", message)
+    if is_empty_log(tables):
+        add("no_decode_stats", "info",
+            "the log is empty (not a single line): nothing to measure throughput on")
+    elif samples.is_empty():
+        damaged = " in what could be read (see the input warnings)" if problems else ""
         add("no_decode_stats", "info", "no decode stats lines "
-            f"({'engine_stats' if engine == 'vllm' else 'Decode batch'}): nothing to measure throughput on")
+            f"({'engine_stats' if engine == 'vllm' else 'Decode batch'}){damaged}: nothing to measure "
+            "throughput on")
 
     errors = _error_lines(tables)
     if errors.height:
@@ -272,8 +321,61 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
             line_no=int(errors.get_column("line_no").min()), value=float(errors.height))  # type: ignore[arg-type]
 
     frame = pl.DataFrame(out, schema=DIAGNOSTIC_SCHEMA, orient="row")
-    return frame.with_columns(pl.col("severity").replace_strict(SEVERITY_ORDER, default=9).alias("_o")) \
-        .sort("_o", "phase", "code", nulls_last=False, maintain_order=True).drop("_o")
+    # Within a severity, input problems come first: they qualify every other finding.
+    return frame.with_columns(pl.col("severity").replace_strict(SEVERITY_ORDER, default=9).alias("_o"),
+                              (~pl.col("code").str.starts_with("input_")).alias("_later")) \
+        .sort("_o", "_later", "phase", "code", nulls_last=False, maintain_order=True).drop("_o", "_later")
+
+
+BUDGET_PARTS = ("usable_gib", "weights_gib", "non_torch_gib", "peak_activation_gib", "graph_gib")
+KV_OVERCOMMIT_SLACK_GIB = 0.1  # rounding of the printed GiB figures
+
+
+def kv_overcommit(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
+    """vLLM's KV cache against what its memory budget leaves for it, from the first `memory` line
+    that gives both; None when it fits or the log does not say.
+
+    vLLM (0.10.2+) prints its own figure, ``--kv-cache-memory=BYTES (GiB) to fit into requested
+    memory`` (the ``kv_fit_bytes``/``kv_fit_gib`` fields): when present it is the one quoted and
+    compared, as the engine computed it from exact byte counts. Only without it is the budget
+    recomputed from the printed GiB (usable − weights − non-torch − activation − CUDA graphs).
+    Returns ``message``, ``line_no`` and ``value`` (GiB over the budget).
+    """
+    mem = table(tables, "memory", {**dict.fromkeys(BUDGET_PARTS, pl.Float64()), "kv_gib": pl.Float64(),
+                                   "gpu_memory_utilization": pl.Float64(), "kv_fit_bytes": pl.Int64(),
+                                   "kv_fit_gib": pl.Float64()})
+    engine_fit = pl.col("kv_fit_gib").is_not_null() | pl.col("kv_fit_bytes").is_not_null()
+    recomputable = pl.all_horizontal(pl.col(c).is_not_null() for c in BUDGET_PARTS)
+    rows = mem.filter(pl.col("kv_gib").is_not_null() & (engine_fit | recomputable)).sort("line_no")
+    if rows.is_empty():
+        return None
+    b = rows.row(0, named=True)
+    fit = _engine_fit_gib(b)
+    if fit is None:
+        fit = b["usable_gib"] - sum(b[c] for c in BUDGET_PARTS[1:])
+    if b["kv_gib"] <= fit + KV_OVERCOMMIT_SLACK_GIB:
+        return None
+    budget = ("" if b["usable_gib"] is None else
+              f"{b['usable_gib']:.2f} GiB usable at utilization {b['gpu_memory_utilization']}")
+    if _engine_fit_gib(b) is not None:
+        flag = "--kv-cache-memory" + ("" if b["kv_fit_bytes"] is None else f"={b['kv_fit_bytes']}")
+        message = (f"KV cache of {b['kv_gib']:.2f} GiB exceeds the {fit:.2f} GiB that vLLM itself says fits "
+                   f"the memory budget{f' ({budget})' if budget else ''}: expect allocation retries; pin "
+                   f"{flag} ({fit:.2f} GiB, vLLM's own figure) or lower --gpu-memory-utilization")
+    else:
+        message = (f"KV cache of {b['kv_gib']:.2f} GiB exceeds the ~{fit:.2f} GiB left in the memory budget "
+                   f"({budget} minus weights, activation, non-torch and CUDA graphs): expect allocation "
+                   "retries; pin --kv-cache-memory or lower --gpu-memory-utilization")
+    return {"message": message, "line_no": b["line_no"], "value": b["kv_gib"] - fit}
+
+
+def _engine_fit_gib(row: Mapping[str, Any]) -> float | None:
+    """The KV size the engine printed as fitting its budget, in GiB (its GiB figure, else its bytes)."""
+    if row.get("kv_fit_gib") is not None:
+        return float(row["kv_fit_gib"])
+    if row.get("kv_fit_bytes") is not None:
+        return row["kv_fit_bytes"] / 2**30
+    return None
 
 
 def _interval(samples: pl.DataFrame) -> float:

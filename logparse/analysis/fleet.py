@@ -208,7 +208,8 @@ SHORT_NAMES = (24, 16)
 def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
     """The fleet table for the terminal, a legend, then a line for each failed run or doubtful window.
 
-    Columns: run, engine and version, start of the first phase, span of the phases, phases; of the
+    Columns: run, engine and version, start of the first phase, span of the phases (first phase's
+    start to last phase's end, not the whole log: the legend says so), phases; of the
     best stable window its input, N, tok/s and tok/s per request; the prefill mean, the KV pool,
     the count of diagnostics, OOM retries / preemptions+retractions. While the table is wider than
     `width`, the columns of `FOLD` are left out and long run names shortened (the legend says so).
@@ -231,7 +232,7 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
             tokens_label(r["kv_pool_tokens"]), fmt(r["diagnostics"]), f"{fmt(r['oom'])}/{fmt(preempt)}",
         ])
         if r["phases"] == 0:
-            notes.append(f"{run}: no phases (no stats lines with running requests)")
+            notes.append(f"{run}: no phases (no decode activity; its summary says why)")
         elif r["best_phase"] is None:
             notes.append(f"{run}: no stable decode window in any phase")
         elif not r["trusted"]:
@@ -246,8 +247,7 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
         table = _table(body, FOLD[:folded], limit)
         if max(len(line) for line in table.splitlines()) <= width:
             break
-    legend = ("best stable window per run: its input, N, tok/s (all requests), tok/s/req; "
-              "prefill: mean tok/s; oom/pre: OOM retries / preemptions+retractions")
+    legend = _legend(folded=FOLD[:folded])
     if folded:
         legend += f"; left out to fit {width} columns: {', '.join(FOLD[:folded])} (see --json)"
     if limit is not None and any(len(row[0]) > limit for row in body):
@@ -256,6 +256,14 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
     if notes:
         lines += ["", *(line for note in notes for line in _wrap(note, width, indent="    "))]
     return "\n".join(lines)
+
+
+def _legend(*, folded: Sequence[str]) -> str:
+    """The footnote defining the fleet table's columns (`start` only while it is shown)."""
+    start = "" if "start" in folded else "start: when the first phase of load began; "
+    return (f"{start}span: from the first phase's start to the last phase's end (the load, not the whole "
+            "log); best stable window per run: its input, N, tok/s (all requests), tok/s/req; "
+            "prefill: mean tok/s; oom/pre: OOM retries / preemptions+retractions")
 
 
 def _table(body: Sequence[Sequence[str]], folded: Sequence[str], limit: int | None) -> str:

@@ -10,6 +10,7 @@ import polars as pl
 
 from logparse.analysis.analyze import Analysis
 from logparse.analysis.coldstart import stages
+from logparse.analysis.degradation import render_degradation
 from logparse.analysis.prefill import first_request_chunks
 from logparse.escape import for_terminal
 from logparse.analysis.text import fmt, render_table, tokens_label
@@ -36,8 +37,9 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
     """The summary as plain JSON types.
 
     Keys: ``source``, ``engine``, ``version``, ``startup``, ``phases`` (each with ``stable``,
-    ``prefill``, ``spec``), ``degradation``, ``counts``, ``diagnostics``, ``options``.
-    A phase without a stable window has ``stable: null`` and says why in ``stable_note``.
+    ``prefill``, ``spec``), ``no_phases_reason``, ``degradation``, ``counts``, ``diagnostics``,
+    ``options``. A phase without a stable window has ``stable: null`` and says why in
+    ``stable_note``; a log without phases says why in ``no_phases_reason`` (else null).
     """
     a = analysis
     windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
@@ -86,6 +88,7 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
                     "timeline": [{k: _round(v, 2) for k, v in r.items()}
                                  for r in stages(a.timeline).iter_rows(named=True)]},
         "phases": phases,
+        "no_phases_reason": a.no_phases_reason,
         "degradation": [{k: _round(v, 3) for k, v in r.items() if k != "group"}
                         for r in a.degradation.iter_rows(named=True)],
         "counts": a.counts,
@@ -113,10 +116,17 @@ def render_windows(summary: dict[str, Any]) -> str:
             label = "no stable window" if s is None else "stable window"
             notes.append(f"phase {ph['phase']}: {label}: {ph['stable_note']}")
     if not rows:
-        return "no phases: the log has no decode activity (no stats lines with running requests)"
+        return f"no phases: {summary.get('no_phases_reason') or 'no decode activity'}"
     table = render_table(rows, ["phase", "start", "input", "N", "samples", "secs", "tok/s", "min-max",
                                 "tok/s/req", "ms/tok", "cv", "ctx/req"])
     return table + ("\n\n" + "\n".join(notes) if notes else "")
+
+
+def input_warnings(summary: dict[str, Any]) -> list[str]:
+    """The summary's problems reading the input (its ``input_*`` diagnostics), one line each:
+    ``input warning: <message>`` (escaped for the terminal)."""
+    return [for_terminal(f"input warning: {d['message']}") for d in summary["diagnostics"]
+            if str(d["code"]).startswith("input_")]
 
 
 def _parse(value: Any) -> Any:
@@ -184,10 +194,7 @@ def render_summary(summary: dict[str, Any]) -> str:
         out += ["", "speculative decoding", render_table(
             sp_rows, ["phase", "accept len", "accept %", "drafted tok/s", "accepted tok/s", "wasted %"])]
     if summary["degradation"]:
-        dg = [[tokens_label(d["from_input_tokens"]), tokens_label(d["to_input_tokens"]), f"{d['ratio']:.2f}x",
-               fmt(d["ratio_peak_over_mean"], 2)] for d in summary["degradation"]]
-        out += ["", "degradation (per-request decode throughput)",
-                render_table(dg, ["from", "to", "mean/mean", "peak/mean"], align="llrr")]
+        out += ["", "degradation (per-request decode throughput)", render_degradation(summary["degradation"])]
     c = summary["counts"]
     out += ["", "counts: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in c.items())]
     diags = summary["diagnostics"]

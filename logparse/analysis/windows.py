@@ -142,7 +142,7 @@ def no_window_reasons(marked: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFram
         elif n is None:
             reason = "no stats line saw its requests running (they came and went within one interval)"
         elif at_n.is_empty():
-            reason = f"running never reached N={n} (peak {part.get_column('running').max()})"
+            reason = _never_at_n(part.get_column("running"), n)
         elif no_wait.is_empty():
             reason = f"requests were always waiting while N={n} ran"
         elif no_prefill.is_empty():
@@ -153,3 +153,11 @@ def no_window_reasons(marked: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFram
             reason = "the only undisturbed sample is the phase's first, whose interval starts while idle"
         rows.append({"phase": ph["phase"], "reason": reason})
     return pl.DataFrame(rows, schema={"phase": pl.Int64(), "reason": pl.String()}, orient="row")
+
+
+def _never_at_n(running: pl.Series, n: int) -> str:
+    """Why no sample ran exactly N requests: N was above the peak, or running skipped past it."""
+    low, high = running.min(), running.max()
+    if high is None or high < n:  # type: ignore[operator]
+        return f"running never reached N={n} (peak {'-' if high is None else high})"
+    return f"running was never exactly N={n} (it ranged {low}–{high})"
