@@ -122,7 +122,8 @@ def _vllm_rank_samples(tables: Mapping[str, pl.DataFrame], *, pool_tokens: int |
         "line_no", "time", "running", "waiting", "gen_tps", "prompt_tps",
         (pl.col("prompt_tps").fill_null(0.0) > 0).alias("prefill"),
         usage.alias("kv_usage"),
-        (usage * pool).alias("kv_tokens"),
+        # an aggregated line's usage is the mean over its engines, each with a pool this size
+        (usage * pool * pl.col("engines_aggregated").fill_null(1)).alias("kv_tokens"),
         pl.lit(None, dtype=pl.Float64).alias("accept_len"),
         pl.lit(None, dtype=pl.Float64).alias("accept_rate"),
         pl.col("preemptions").fill_null(0).alias("preemptions"),

@@ -42,16 +42,15 @@ def window(a: Analysis, phase: int) -> dict[str, Any] | None:
     return rows.row(0, named=True) if rows.height else None
 
 
-def assert_windows_match_the_truth(params: RunParams, *, context: bool = True) -> list[dict[str, Any]]:
+def assert_windows_match_the_truth(params: RunParams) -> list[dict[str, Any]]:
     """Analyse the run of `params` and check every phase against the truth: the request split
-    asked for, N, and the stable window (its samples and figures; the KV context per request
-    too unless `context` is False). Returns the truth's phases, for the checks of one engine's
-    own logging."""
+    asked for, N, and the stable window (its samples, figures and KV context per request).
+    Returns the truth's phases, for the checks of one engine's own logging."""
     truth, _lines, a = analyse(params)
     assert a.phases.height == len(truth["phases"])
     for i, truth_phase in enumerate(truth["phases"], start=1):
         _assert_split_as_asked(truth_phase, params.phases[i - 1])
-        assert_window_as_stated(a, i, truth_phase, context=context)
+        assert_window_as_stated(a, i, truth_phase)
     return truth["phases"]
 
 
@@ -62,8 +61,7 @@ def _assert_split_as_asked(truth_phase: dict[str, Any], asked: PhaseParams) -> N
         assert tuple(truth_phase["dp_split"]) == asked.dp_split
 
 
-def assert_window_as_stated(a: Analysis, phase: int, truth_phase: dict[str, Any], *,
-                             context: bool = True) -> None:
+def assert_window_as_stated(a: Analysis, phase: int, truth_phase: dict[str, Any]) -> None:
     """The analysis finds the phase's N and the stable window the truth states, to the sample."""
     n = truth_phase["concurrency"]
     expected = truth_phase["stable"]
@@ -77,6 +75,5 @@ def assert_window_as_stated(a: Analysis, phase: int, truth_phase: dict[str, Any]
     assert got["gen_tps_mean"] == pytest.approx(expected["gen_tps_mean"], rel=1e-9, abs=1e-9)
     assert got["per_request_tps"] == pytest.approx(expected["per_request_tps"], rel=1e-9)
     assert got["per_request_tps"] == pytest.approx(got["gen_tps_mean"] / n, rel=1e-12)
-    if context:
-        assert got["context_tokens_per_request"] == pytest.approx(
-            expected["context_tokens_per_request_printed"], rel=1e-9)
+    assert got["context_tokens_per_request"] == pytest.approx(
+        expected["context_tokens_per_request_printed"], rel=1e-9)

@@ -70,8 +70,7 @@ def vllm_params(case: str, era: str, aggregate: bool) -> RunParams:
                          [("0.10", False), ("0.31", False), ("0.11", True), ("0.31", True)])
 def test_vllm_dp_windows_after_an_idle_phase(case: str, era: str, aggregate: bool) -> None:
     params = vllm_params(case, era, aggregate)
-    # (the KV context of aggregated lines is a known analysis bug, see test_emulate_vllm_aggregated)
-    truth_phases = assert_windows_match_the_truth(params, context=not aggregate)
+    truth_phases = assert_windows_match_the_truth(params)
     assert 0 in truth_phases[0]["dp_split"] and 0 not in truth_phases[1]["dp_split"]  # the scenario
 
 
