@@ -51,7 +51,7 @@ def memory_split_chart(
         ideally), ``gib`` (the amount, in `unit`); optional ``order`` (stack order;
         `COMPONENT_ORDER` index).
     unit
-        The unit the engine printed (vLLM ``GiB``, SGLang ``GB``), for the axis.
+        The unit for the axis: ``GiB`` for both engines (SGLang prints "GB" but counts bytes / 2**30).
     heading, subtitle
         The chart title.
     """

@@ -160,7 +160,7 @@ def load_runs(
         progress(f"analysing {name}: {result.lines:,} lines")
         analysis, error = None, None
         try:
-            analysis = analyze(result.tables, engine=result.engine, source=name)
+            analysis = analyze(result.tables, engine=result.engine, source=name, read_stats=result.stats)
         except LogparseError as exc:
             error = str(exc)
         except Exception as exc:

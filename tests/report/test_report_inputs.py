@@ -103,3 +103,16 @@ def test_sglang_memory_is_labelled_gib_as_in_summary(gpustack_report) -> None:  
         assert item.caption.endswith("in all)") and "(GiB;" in item.caption and "GB;" not in item.caption
         spec = item.chart.to_dict()
         assert 'SGLang prints "GB" but counts bytes / 2^30' in str(spec)
+
+
+def test_report_says_a_truncated_log_was_not_read_whole(tmp_path: Path) -> None:
+    import gzip
+
+    whole = gzip.compress(VLLM_64K.read_bytes())
+    cut = tmp_path / "cut.log.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    code, output = _report(str(cut), "-o", str(tmp_path / "r"))
+    assert code == 0, output
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    assert "compressed stream ends early" in page and "compressed stream ends early" in summary
