@@ -12,8 +12,10 @@ lines (the vectorised fast path takes them whole); `iter_lines` decodes the line
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import gzip
+import json
 import io
 import os
 import stat
@@ -48,6 +50,25 @@ class ReadStats:
     notes: list[str] = field(default_factory=list)
     long_lines: int = 0  # lines longer than MAX_LINE_BYTES, cut to it
     long_line_bytes_skipped: int = 0
+
+
+# Beside a log's tables: what reading the log found. Spark and Hive skip files whose name starts with "_".
+STATS_FILE = "_read_stats.json"
+
+
+def save_read_stats(stats: ReadStats, folder: Path) -> None:
+    """Keep `stats` with the tables written into `folder`, for the commands that read them later."""
+    (folder / STATS_FILE).write_text(json.dumps(dataclasses.asdict(stats)) + "\n", encoding="utf-8")
+
+
+def load_read_stats(folder: Path) -> ReadStats | None:
+    """The read stats saved in `folder`, or None (none saved, or unreadable: they only add warnings)."""
+    try:
+        saved = json.loads((folder / STATS_FILE).read_text(encoding="utf-8"))
+        known = {f.name for f in dataclasses.fields(ReadStats)}
+        return ReadStats(**{k: v for k, v in saved.items() if k in known})
+    except (OSError, ValueError, TypeError):
+        return None
 
 
 class _UpTo(io.RawIOBase):
@@ -373,5 +394,5 @@ def input_mtime(path: str | Path) -> dt.datetime | None:
         return None
 
 
-__all__ = ["BLOCK_BYTES", "Block", "ReadStats", "describe", "input_mtime", "input_size", "iter_blocks",
-           "iter_lines", "open_log", "read_lines"]
+__all__ = ["BLOCK_BYTES", "STATS_FILE", "Block", "ReadStats", "describe", "input_mtime", "input_size",
+           "iter_blocks", "iter_lines", "load_read_stats", "open_log", "read_lines", "save_read_stats"]

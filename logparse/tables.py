@@ -15,6 +15,7 @@ import polars as pl
 from logparse.errors import InputError
 from logparse.escape import for_terminal
 from logparse.grammar import COMMON_FIELDS, FieldType, Grammar
+from logparse.reader import STATS_FILE
 from logparse.timeparse import parse_times
 
 POLARS_TYPES: dict[str, pl.DataType] = {
@@ -163,8 +164,9 @@ def _swap_into_place(tmp: Path, out: Path, kinds: set[str]) -> None:
     ours = (out / MARKER_FILE).exists()
 
     def carried(entry: Path) -> bool:
-        if entry.name == MARKER_FILE or (entry.suffix == ".parquet" and (ours or entry.stem in kinds)):
-            return False  # our marker, and tables (stale ones of an earlier run go too)
+        if entry.name in (MARKER_FILE, STATS_FILE) or (
+                entry.suffix == ".parquet" and (ours or entry.stem in kinds)):
+            return False  # our marker and read stats, and tables (stale ones of an earlier run go too)
         if ours and entry.is_dir() and entry.name.startswith(("run=", "kind=")):
             return False  # the runs of an earlier dataset
         return True

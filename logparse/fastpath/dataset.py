@@ -33,7 +33,7 @@ import polars as pl
 
 from logparse.errors import InputError
 from logparse.escape import for_terminal
-from logparse.reader import ReadStats
+from logparse.reader import ReadStats, load_read_stats
 from logparse.tables import MARKER_FILE
 
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".out", ".out.gz")
@@ -159,7 +159,7 @@ def read_table_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> Any
     if engine is None:
         raise InputError(f"{for_terminal(str(path))}: its tables do not say which engine wrote the log")
     counts = {kind: frame.height for kind, frame in tables.items()}
-    stats = ReadStats(lines=sum(counts.values()))
+    stats = load_read_stats(folder) or ReadStats(lines=sum(counts.values()))
     return IngestResult(source=str(path), engine=engine, scores={engine: 1.0}, tables=tables, stats=stats,
                         counts=counts, grammar=load_grammar(patterns))
 

@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from logparse.grammar import Grammar, load_grammar
-from logparse.reader import ReadStats, input_size
+from logparse.reader import ReadStats, input_size, save_read_stats
 from logparse.tables import LineCounts
 from logparse.fastpath import progress as progress_mod
 from logparse.fastpath.dataset import scan_tables
@@ -47,6 +47,7 @@ def stream_to_folder(log: str | Path, folder: Path, *, engine: str = "auto", yea
     finally:
         if bar is not None:
             bar.close()
+    save_read_stats(outcome.stats, folder)
     return outcome, grammar
 
 
