@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from logparse.cli import cli
+from logparse.reader import STATS_FILE
 from logparse.tables import MARKER_FILE, write_tables
 
 STATS = ("(APIServer pid=719) INFO 06-05 14:58:56 [loggers.py:271] Engine 000: Avg prompt throughput: 2870.5 "
@@ -34,7 +35,7 @@ def first_output(tmp_path: Path) -> tuple[Path, Path]:
     log.write_text(f"{STATS}\nsomething else\n", encoding="utf-8")
     out = tmp_path / "out"
     assert run("ingest", str(log), "--out", str(out)).exit_code == 0
-    assert sorted(os.listdir(out)) == [MARKER_FILE, "engine_stats.parquet", "unparsed.parquet"]
+    assert sorted(os.listdir(out)) == [MARKER_FILE, STATS_FILE, "engine_stats.parquet", "unparsed.parquet"]
     return log, out
 
 
@@ -69,7 +70,7 @@ def test_a_rewrite_drops_stale_tables_and_keeps_the_users_files(first_output: tu
     (out / "notes.txt").write_text("keep me")
     log.write_text(f"{STATS}\n", encoding="utf-8")  # no unparsed line any more
     assert run("ingest", str(log), "--out", str(out)).exit_code == 0
-    assert sorted(os.listdir(out)) == [MARKER_FILE, "engine_stats.parquet", "notes.txt"]
+    assert sorted(os.listdir(out)) == [MARKER_FILE, STATS_FILE, "engine_stats.parquet", "notes.txt"]
     assert (out / "notes.txt").read_text() == "keep me"
     assert leftovers(out.parent) == []
 
@@ -85,8 +86,8 @@ def test_foreign_folder_is_refused_unless_forced_and_keeps_its_files(first_outpu
     assert refused.exit_code == 1 and "--force" in refused.output
     assert sorted(os.listdir(foreign)) == ["data.parquet", "notes.txt"]
     assert run("ingest", str(log), "--out", str(foreign), "--force").exit_code == 0
-    assert sorted(os.listdir(foreign)) == [MARKER_FILE, "data.parquet", "engine_stats.parquet", "notes.txt",
-                                           "unparsed.parquet"]
+    assert sorted(os.listdir(foreign)) == [MARKER_FILE, STATS_FILE, "data.parquet", "engine_stats.parquet",
+                                           "notes.txt", "unparsed.parquet"]
     assert (foreign / "data.parquet").read_bytes() == b"not ours"
 
 
