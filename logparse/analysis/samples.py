@@ -10,7 +10,7 @@ chunk, per DP group. Both become rows of the same shape:
 ``preemptions``, ``retracted``.
 
 `rank_samples` gives one row per stats line; `decode_samples` adds the DP series up into one row
-per sampling instant (throughput is summed across DP engines/ranks, never across TP ranks).
+per sampling round (throughput is summed across DP engines/ranks, never across TP ranks).
 """
 from __future__ import annotations
 
@@ -166,17 +166,20 @@ def _sglang_rank_samples(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 
 
 def decode_samples(ranks: pl.DataFrame, *, tolerance_factor: float = 2.5) -> pl.DataFrame:
-    """Add the DP series of `rank_samples` up into one row per sampling instant.
+    """Add the DP series of `rank_samples` up into one row per sampling round.
 
     With a single series the rows are kept as they are. With several (vLLM `Engine 000`,
-    `Engine 001`, …; SGLang `DP0`, `DP1`, …) each distinct timestamp becomes a sample whose
-    value per series is that series' latest line at or before it (no older than
-    `tolerance_factor` × the series' median interval). A series with no recent line is idle and
-    adds nothing (``n_series`` counts the series that contribute), unless its next line comes
-    less than one of its median intervals later: then it is late, and the instant is dropped. Several lines of one
-    series in one second are successive instants (the k-th line of each series in a second
-    goes with the k-th of the others). Counts and throughputs are summed, KV usage averaged
-    over the contributing series, and a sample overlaps a prefill if any series' line does.
+    `Engine 001`, …; SGLang `DP0`, `DP1`, …) a sample is one round of the series' lines, taken
+    at the line completing it: each series' latest line (no older than `tolerance_factor` ×
+    the series' median interval), a line with activity counted in one sample only. Series
+    printing together make one round per instant; SGLang DP groups that drifted apart (each
+    counts its own decode steps) print in turn, and a round takes one line of each, so a
+    window's mean gen throughput is the sum of the groups' mean printed rates and its sample
+    count the number of rounds, not of lines. A series with no recent line is idle and adds
+    nothing (``n_series`` counts the series that contribute), unless its next line comes less
+    than one of its median intervals later: then it is late, and the round is not complete
+    (`_rounds` has the rules). Counts and throughputs are summed, KV usage averaged over the
+    contributing series, and a sample overlaps a prefill if any series' line does.
 
     Returns
     -------
@@ -236,35 +239,43 @@ def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_fac
     from logparse.analysis._frames import median_interval
 
     # Timestamps are whole seconds (SGLang) and a series can print several lines in one second
-    # (a Decode line every 40 steps at > 40 steps/s). The k-th line of each series within a
-    # second belongs to the same logging instant, so instants are keyed by (time, k): the tick
-    # `time_us * _PER_SECOND_SLOTS + k` keeps them apart and in order.
+    # (a Decode line every 40 steps at > 40 steps/s). Distances between lines are measured in
+    # ticks `time_us * _PER_SECOND_SLOTS + k` (k: the line's rank among its series' lines of
+    # that second), which keeps a series' lines of one second apart and in order.
     ranks = ranks.sort("series", "time", "line_no").with_columns(
         (pl.col("time").dt.epoch("us") * _PER_SECOND_SLOTS
          + pl.int_range(pl.len()).over("series", "time")).alias("_tick"))
-    timeline = ranks.select("_tick", "time").unique("_tick").sort("_tick")
-    combined = timeline
+    # Every line, in print order, is a candidate sample: each series' latest line up to it.
+    combined = ranks.select(pl.col("line_no").alias("_ev"), (pl.col("line_no") + 1).alias("_ev1"),
+                            pl.col("_tick").alias("_at"), pl.col("series").alias("_x"), "time").sort("_ev")
     measures = [c for c in RANK_SAMPLE_SCHEMA if c not in ("series", "time")]
     for sid in series_ids:
-        part = ranks.filter(pl.col("series") == sid).sort("_tick")
+        part = ranks.filter(pl.col("series") == sid).sort("line_no")
         step = median_interval(part.get_column("time")) or 10.0
         tol = int(max(step * tolerance_factor, 1.0) * 1_000_000) * _PER_SECOND_SLOTS
-        renamed = part.select("_tick", *[pl.col(c).alias(f"{c}__{sid}") for c in measures])
-        combined = combined.join_asof(renamed, on="_tick", strategy="backward", tolerance=tol)
-        # late: the series' line of this instant comes less than one of its intervals after it
         late_tol = int(step * 1_000_000) * _PER_SECOND_SLOTS - 1
-        upcoming = part.select("_tick", pl.col("line_no").alias(f"_next__{sid}"))
-        combined = combined.join_asof(upcoming, on="_tick", strategy="forward", tolerance=late_tol)
-    # A series with no recent line is idle (an SGLang DP group without requests prints no
-    # Decode lines; an idle vLLM engine is silent) and adds nothing, unless it prints soon:
-    # then it is only late, and the instant is no sample. "Soon" is within less than one of
-    # its own intervals (a line stamped a second after the others'); a series whose next line
-    # is a whole interval or more away sat this instant out (a vLLM engine prints its lines of
-    # one interval together with the others', so one starting in the next phase is idle now).
+        cols = [f"{c}__{sid}" for c in measures]
+        latest = part.select(pl.col("line_no").alias("_ev"), pl.col("_tick").alias("_tick_"),
+                             *[pl.col(c).alias(f"{c}__{sid}") for c in measures])
+        after = part.select(pl.col("line_no").alias("_ev1"), pl.col("line_no").alias(f"_after__{sid}"),
+                            pl.col("_tick").alias("_after_tick_"))
+        combined = (combined.join_asof(latest, on="_ev", strategy="backward")
+                    .join_asof(after, on="_ev1", strategy="forward"))
+        recent = (pl.col("_at") - pl.col("_tick_")) <= tol
+        busy = pl.any_horizontal(pl.col(f"{c}__{sid}").fill_null(0) > 0
+                                 for c in ("running", "waiting", "gen_tps", "prompt_tps"))
+        combined = combined.with_columns(pl.when(recent).then(pl.col(c)).alias(c) for c in cols).with_columns(
+            # the next line comes less than one interval after this one / within the tolerance
+            ((pl.col("_after_tick_") - pl.col("_at")) <= late_tol).fill_null(False).alias(f"_soon__{sid}"),
+            ((pl.col("_after_tick_") - pl.col("_at")) <= tol).fill_null(False).alias(f"_near__{sid}"),
+            busy.alias(f"_busy__{sid}"),
+        ).drop("_tick_", "_after_tick_")
+    keep, spent = _rounds(combined, series_ids)
+    combined = combined.with_columns(
+        pl.when(pl.Series(spent[sid])).then(None).otherwise(pl.col(f"{c}__{sid}")).alias(f"{c}__{sid}")
+        for sid in series_ids if any(spent[sid]) for c in measures
+    ).filter(pl.Series(keep))
     present = [pl.col(f"line_no__{sid}").is_not_null() for sid in series_ids]
-    idle = [pl.col(f"line_no__{sid}").is_null() & pl.col(f"_next__{sid}").is_null() for sid in series_ids]
-    combined = combined.filter(pl.all_horizontal([p | i for p, i in zip(present, idle, strict=True)])
-                               & pl.any_horizontal(present))
 
     def horizontal(name: str, how: str) -> pl.Expr:
         cols = [pl.col(f"{name}__{sid}") for sid in series_ids]
@@ -288,3 +299,56 @@ def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_fac
         horizontal("accept_rate", "mean"), horizontal("preemptions", "sum"),
         horizontal("retracted", "sum"),
     )
+
+
+def _rounds(combined: pl.DataFrame, series_ids: list[int]) -> tuple[list[bool], dict[int, list[bool]]]:
+    """Which candidate samples of `combined` (one per line, in print order) are samples, and
+    where a series' latest line is left out of one (``spent``).
+
+    A series with no recent line is idle (an SGLang DP group without requests prints no Decode
+    lines; an idle vLLM engine is silent) and adds nothing, unless its next line comes less
+    than one of its intervals later: then it is only late, and the line is no sample (a vLLM
+    engine prints its lines of one interval together with the others', so one starting in the
+    next phase a whole interval later is idle now). The same holds for a series whose latest
+    line is an idle one (nothing running, waiting or generated: a vLLM engine's last line).
+
+    A line with activity is counted in one sample only: the lines of one instant are a sample
+    at the instant's last line, and SGLang DP groups that drifted apart print in turn, one
+    round of their lines making a sample at the line that completes it. So a series whose
+    latest busy line was already counted is late when it prints again before the line's own
+    series does (and within the recency tolerance): no sample yet; otherwise it has stopped
+    and adds nothing. A sample taken while an idle series is about to print that way (a
+    drifted group's first line of a phase, stamped a second later) uses up no lines.
+    """
+    col = {name: {sid: combined.get_column(f"{name}__{sid}").to_list() for sid in series_ids}
+           for name in ("line_no", "_after", "_soon", "_near", "_busy")}
+    lines, after = col["line_no"], col["_after"]
+    printer = combined.get_column("_x").to_list()
+    counted: dict[int, int | None] = dict.fromkeys(series_ids)
+    keep: list[bool] = []
+    spent: dict[int, list[bool]] = {sid: [] for sid in series_ids}
+    for i, x in enumerate(printer):
+        late = provisional = False
+        left_out = []
+        for sid in series_ids:
+            line = lines[sid][i]
+            stale = line is not None and line == counted[sid]
+            if line is not None and not stale:
+                left_out.append(False)
+                continue
+            # the series prints again before the line's own series does, and not after a pause
+            first = (after[sid][i] is not None and (after[x][i] is None or after[sid][i] < after[x][i])
+                     and col["_near"][sid][i])
+            if stale and col["_busy"][sid][i]:
+                late = late or first
+                left_out.append(True)
+            else:
+                late = late or col["_soon"][sid][i]
+                provisional = provisional or first
+                left_out.append(False)
+        keep.append(not late)
+        for sid, out in zip(series_ids, left_out, strict=True):
+            spent[sid].append(not late and out)
+            if not late and not out and not provisional and lines[sid][i] is not None:
+                counted[sid] = lines[sid][i]
+    return keep, spent

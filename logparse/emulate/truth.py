@@ -226,7 +226,12 @@ def _vllm_counts(era: VllmEra, build: VllmBuild) -> dict[str, int]:
 
 
 def sglang_truth(params: RunParams, era: SglangEra, build: SglangBuild, start: datetime) -> dict[str, Any]:
-    """Ground truth of an SGLang build (after rendering)."""
+    """Ground truth of an SGLang build (after rendering).
+
+    With DP groups, a sample of the stable window is one round of the groups' Decode lines,
+    each group holding requests contributing one line (`_dp_rows`). Groups that drifted apart
+    print in turn, so the window's ``gen_tps_mean`` is the sum over the groups of each group's
+    mean printed rate, and ``samples`` counts rounds (one per logging interval), not lines."""
     # Decode and Prefill lines in print order: a Decode line is stable only if no Prefill line
     # of its DP group was printed since the group's previous Decode line.
     events = sorted([(rec.line, "prefill", step, rec, v) for step, rec, v in build.prefills]
@@ -296,24 +301,26 @@ def _after_first(prefills: list[tuple[Any, Record, dict[str, Any]]]) -> list[tup
 
 
 def _dp_rows(rows: list[dict[str, Any]], groups: list[int], split: list[int]) -> list[dict[str, Any]]:
-    """DP groups' Decode rows combined per instant (the groups step in lockstep, so their lines of
-    one logging step share a time): counts and throughputs summed over the groups, accept length
-    averaged. An instant is a sample only when every group holding requests in the phase printed."""
+    """DP groups' Decode rows combined into one sample per round: in print order, a round is
+    complete at the line by which every group holding requests in the phase has printed since
+    the previous round, and sums each group's latest line (so each line counts once): counts
+    and throughputs summed, KV context over the summed running count, accept length averaged.
+    Aligned groups print a round at one instant; drifted ones (`_dp_aligned`) print in turn.
+    An unfinished round (a group printed its last line first) is no sample."""
     active = {g for g, n in enumerate(split) if n}
-    by_time: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    for row, g in zip(rows, groups, strict=True):
-        by_time.setdefault(row["time"], []).append((g, row))
     out = []
-    for _time, part in sorted(by_time.items(), key=lambda kv: min(r["line"] for _g, r in kv[1])):
-        if {g for g, _r in part} != active:
+    pending: dict[int, dict[str, Any]] = {}
+    for row, g in sorted(zip(rows, groups, strict=True), key=lambda rg: rg[0]["line"]):
+        pending[g] = row
+        if set(pending) != active:
             continue
-        part = sorted(part, key=lambda gr: gr[0])
-        rs = [r for _g, r in part]
+        rs = [r for _g, r in sorted(pending.items())]
+        pending = {}
         running = sum(r["running"] for r in rs)
         lens = [r["accept_len"] for r in rs if r["accept_len"] is not None]
         rates = [r["accept_rate"] for r in rs if r["accept_rate"] is not None]
-        out.append({"line": max(r["line"] for r in rs), "group_lines": [r["line"] for r in rs],
-                    "ts": rs[0]["ts"], "time": rs[0]["time"],
+        out.append({"line": row["line"], "group_lines": [r["line"] for r in rs],
+                    "ts": row["ts"], "time": row["time"],
                     "gen_tps": sum(r["gen_tps"] for r in rs), "running": running,
                     "queue": sum(r["queue"] for r in rs),
                     "ctx_true": sum(r["ctx_true"] * r["running"] for r in rs) / running,
@@ -326,8 +333,8 @@ def _dp_rows(rows: list[dict[str, Any]], groups: list[int], split: list[int]) ->
 def _dp_aligned(decodes: list[tuple[Any, Record, dict[str, Any]]], split: list[int]) -> bool:
     """Every group with requests prints its Decode lines at the same instants. Each group counts
     its own decode steps (`forward_ct_decode`), so groups that were idle or prefilling while
-    others decoded drift apart; their lines then never coincide and the truth states no
-    combined samples (`stable` is None) for the phase."""
+    others decoded drift apart; their lines then never coincide, and each sample of the phase
+    combines one round of the groups' lines (`_dp_rows`)."""
     active = [g for g, n in enumerate(split) if n]
     times = {g: [step.t1 for step, _r, _v in decodes if step.group == g] for g in active}
     return all(times[g] == times[active[0]] for g in active)

@@ -288,7 +288,9 @@ def test_unknown_engine_is_an_input_error() -> None:
 
 
 def test_sglang_dp_ranks_are_added_up_across_time() -> None:
-    # two DP groups printing at different seconds; their latest lines are summed at each instant
+    # two DP groups printing at different seconds (drifted apart): each round of their lines,
+    # one of each group, is summed once at the line completing it (line 11 is not also paired
+    # with line 13)
     rows = [(10, "DP0 TP0", 100.0), (11, "DP1 TP1", 80.0), (13, "DP0 TP0", 110.0), (14, "DP1 TP1", 90.0)]
     decode = pl.DataFrame({
         "line_no": [r[0] for r in rows], "time": [at(r[0]) for r in rows], "rank": [r[1] for r in rows],
@@ -296,6 +298,7 @@ def test_sglang_dp_ranks_are_added_up_across_time() -> None:
         "gen_tps": [r[2] for r in rows], "queue_req": [0] * 4,
     }, schema_overrides={"time": pl.Datetime("us")})
     samples = decode_samples(rank_samples({"decode_batch": decode}, engine="sglang"))
-    assert samples.get_column("gen_tps").to_list() == [180.0, 190.0, 200.0]
-    assert samples.get_column("running").to_list() == [8, 8, 8]
-    assert samples.get_column("n_series").to_list() == [2, 2, 2]
+    assert samples.get_column("gen_tps").to_list() == [180.0, 200.0]
+    assert samples.get_column("lines").to_list() == [[10, 11], [13, 14]]
+    assert samples.get_column("running").to_list() == [8, 8]
+    assert samples.get_column("n_series").to_list() == [2, 2]

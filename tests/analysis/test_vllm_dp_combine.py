@@ -4,7 +4,8 @@ is idle until then, not late.
 vLLM's API server prints every engine's `Engine 00k:` line of one interval together (one
 timestamp), and an idle engine prints nothing. So an engine missing from an instant whose next
 line comes only after another instant of the other engines was idle at that instant, however
-soon it starts printing after.
+soon it starts printing after. And an engine whose line of one interval is stamped a second
+after the others' is late, not idle: the interval is still one sample.
 """
 from __future__ import annotations
 
@@ -48,3 +49,13 @@ def test_an_engine_tail_line_stays_the_idle_sample_between_phases() -> None:
     assert out.get_column("line_no").to_list() == [57, 58, 59, 60, 61, 62, 63]
     assert out.get_column("running").to_list() == [1, 0, 0, 4, 4, 0, 0]
     assert out.get_column("gen_tps").to_list()[2] == 0.0
+
+
+def test_lines_of_one_interval_stamped_a_second_apart_are_one_sample() -> None:
+    # Engine 001's line of the second interval is stamped a second after engine 000's: one
+    # sample at the later line, engine 000's line 3 counted once (not also with line 2).
+    rows = [(0, 1, 0, 2, 50.0), (1, 2, 0, 2, 50.0), (0, 3, 10, 2, 51.0), (1, 4, 11, 2, 52.0),
+            (0, 5, 20, 2, 53.0), (1, 6, 20, 2, 54.0)]
+    out = decode_samples(_ranks(rows))
+    assert out.get_column("lines").to_list() == [[1, 2], [3, 4], [5, 6]]
+    assert out.get_column("gen_tps").to_list() == [100.0, 103.0, 107.0]

@@ -39,7 +39,8 @@ def splits(draw: st.DrawFn, dp: int, idle: frozenset[int]) -> tuple[int, tuple[i
 
     The same groups stay idle in every phase: a group idle in one phase and busy in the next
     counts fewer decode steps than the others and prints at other instants from then on
-    (`dp_aligned` false in the truth, see `test_groups_drift_apart_after_an_idle_phase`)."""
+    (`dp_aligned` false in the truth, see `test_groups_drift_apart_after_an_idle_phase`; such
+    runs are drawn in `test_emulate_dp_idle_gap.py`)."""
     if not idle and draw(st.booleans()):
         return draw(st.integers(dp, 3 * dp)), ()
     counts = [0 if g in idle else draw(st.integers(1, 4)) for g in range(dp)]
@@ -160,11 +161,22 @@ def test_params_round_trip_and_dp1_serialisation() -> None:
 
 def test_groups_drift_apart_after_an_idle_phase() -> None:
     """N=1 on two groups, then N=2: group 1 sat idle while group 0 counted 300 decode steps, so
-    in phase 2 their Decode lines (every 40 steps of their own) no longer coincide."""
+    in phase 2 their Decode lines (every 40 steps of their own) no longer coincide. The truth's
+    samples are then rounds: one line of each group, printed in turn (here a second or two
+    apart), so 6 samples of 15 + 15 tok/s from 6 + 6 lines, not 12."""
     phase = PhaseParams(concurrency=1, input_len=300, output_len=300, decode_tps=15.0, noise=0.0)
     params = RunParams(engine="sglang", tp=2, dp=2, startup=STARTUP, style=LogStyle(access_log=False),
                        phases=(phase, dataclasses.replace(phase, concurrency=2)))
-    truth = emulate(params).truth
+    run = emulate(params)
+    truth = run.truth
     assert [p["dp_split"] for p in truth["phases"]] == [[1, 0], [1, 1]]
     assert [p["dp_aligned"] for p in truth["phases"]] == [True, False]
-    assert truth["phases"][0]["stable"] is not None and truth["phases"][1]["stable"] is None
+    stable = truth["phases"][1]["stable"]
+    assert truth["phases"][0]["stable"] is not None and stable is not None
+    assert (stable["samples"], stable["gen_tps_mean"], stable["gen_tps_cv"]) == (6, 30.0, 0.0)
+    stamp = {i: PREFIX.match(line) for i, line in enumerate(run.lines, start=1)}
+    for g0, g1 in stable["group_lines"]:
+        first, second = stamp[g0], stamp[g1]
+        assert first and second
+        assert (first.group("ranks").split()[0], second.group("ranks").split()[0]) == ("DP0", "DP1")
+        assert run.lines[g0 - 1][:21] != run.lines[g1 - 1][:21]   # not printed in the same second
