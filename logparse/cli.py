@@ -5,20 +5,30 @@ Subcommands live next to the code they drive and are imported only when invoked,
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import os
+import select
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from logparse.errors import EngineNotDetected, LogparseError
 
+# The status of a process killed by SIGPIPE (128 + 13), what `| head` users and shells expect.
+BROKEN_PIPE_EXIT = 141
+
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 # command name -> (module, attribute, one-line help). Modules are imported on first use.
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "ingest": ("logparse.commands.ingest", "ingest_command", "Parse logs into typed Parquet tables; print a summary."),
+    "ingest": ("logparse.commands.ingest", "ingest_command",
+               "Parse logs into typed Parquet tables; print each headline."),
     "patterns": ("logparse.commands.patterns", "patterns_group", "Check the grammar files."),
     "detect": ("logparse.commands.detect", "detect_command", "Score which engine wrote a log."),
     "summary": ("logparse.analysis.cli", "summary_command", "Post-mortem of one log, or of each run of a dataset."),
@@ -62,37 +72,110 @@ class LazyGroup(click.Group):
         command = getattr(module, attr, None)
         return command if isinstance(command, click.Command) else None
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        # `logparse --help | head -1`: the group's own help and version are printed while parsing.
+        with _quiet_broken_pipe():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
     def invoke(self, ctx: click.Context) -> Any:
         # The one place where library errors become CLI errors (also under CliRunner).
         try:
-            return super().invoke(ctx)
+            with _quiet_broken_pipe():
+                return super().invoke(ctx)
         except EngineNotDetected as exc:
             raise click.UsageError(str(exc)) from None
         except LogparseError as exc:
             raise click.ClickException(str(exc)) from None
 
 
+@contextlib.contextmanager
+def _quiet_broken_pipe() -> Iterator[None]:
+    """Turn a closed stdout (`| head -1`) into a quiet exit with status 141.
+
+    Click would catch the EPIPE itself and exit 1, which reads as a failure; `Exit` is the one
+    way to give click the status to exit with.
+    """
+    try:
+        yield
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        raise click.exceptions.Exit(BROKEN_PIPE_EXIT) from None
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so the flush at exit has nowhere to fail (no 'Exception ignored')."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (CliRunner): nothing will be flushed to a closed pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 def _importable(name: str) -> bool:
     return importlib.util.find_spec(LAZY_COMMANDS[name][0]) is not None
 
 
-@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS)
+EXIT_CODES = f"""\b
+Exit status:
+  0    done
+  1    an error (no such file, a broken grammar...), or some of several inputs could not be read
+  2    a usage error, or a log whose engine could not be detected: pass --engine
+  {BROKEN_PIPE_EXIT}  stdout was closed before the output ended (e.g. | head)
+"""
+
+
+@click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES)
 @click.version_option(package_name="logparse")
 def cli() -> None:
     """Mine vLLM and SGLang server logs: typed events, post-mortems, charts.
 
     \b
     Start with:
-      logparse ingest server.log            parse and print the post-mortem summary
-      logparse summary server.log           phases, stable windows, diagnostics
+      logparse ingest server.log            parse; print the headline (engine, coverage, start-up)
+      logparse summary server.log           the post-mortem: phases, stable windows, diagnostics
       logparse patterns check               validate the grammars
     """
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI (the `logparse` console script)."""
+    pipe_closed = _watch_sigpipe()
     try:
-        cli.main(args=argv, prog_name="logparse")
+        try:
+            cli.main(args=argv, prog_name="logparse")
+        finally:
+            sys.stdout.flush()  # text still buffered meets the closed pipe here, not at exit
     except BrokenPipeError:
-        sys.stderr.close()
-        sys.exit(141)
+        _stdout_to_devnull()
+        sys.exit(BROKEN_PIPE_EXIT)
+    except SystemExit as exc:
+        if exc.code in (None, 0) and pipe_closed.is_set() and _stdout_reader_gone():
+            sys.exit(BROKEN_PIPE_EXIT)
+        raise
+
+
+def _watch_sigpipe() -> threading.Event:
+    """An event set when a write meets a closed pipe.
+
+    A single write larger than the pipe that the reader closes midway returns a short count, which
+    `print` and `click.echo` drop without an error: the output was cut, yet nothing raised. The
+    kernel still sends SIGPIPE, which Python otherwise ignores; a handler that only records it keeps
+    writes returning EPIPE as before.
+    """
+    closed = threading.Event()
+    if hasattr(signal, "SIGPIPE") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGPIPE, lambda signum, frame: closed.set())
+    return closed
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe nobody reads any more (so SIGPIPE was about stdout, not some socket)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True  # no poll() here: trust the signal

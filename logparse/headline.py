@@ -13,6 +13,10 @@ from logparse.pipeline import IngestResult
 
 Frame = pl.DataFrame | pl.LazyFrame
 
+# Why a log names no engine (the facts' `no_content`).
+EMPTY_FILE = "empty file"
+BLANK_LINES_ONLY = "blank lines only"
+
 
 def _lazy(frame: Frame) -> pl.LazyFrame:
     return frame.lazy() if isinstance(frame, pl.DataFrame) else frame
@@ -71,6 +75,46 @@ def _count_rows(tables: Mapping[str, Frame], kind: str, where: pl.Expr | None = 
     return _height(frame, where)
 
 
+# The kinds `coldstart.startup_figures` reads whole; all are start-up lines, a few hundred rows at most.
+STARTUP_KINDS = ("weight_load", "cuda_graph", "jit_compile", "engine_init", "kv_pool", "memory", "config")
+
+
+def _startup_tables(tables: Mapping[str, Frame], start: Any) -> dict[str, pl.DataFrame]:
+    """What `coldstart.startup_figures` reads of a log's tables, collected without a full scan.
+
+    It reads the start-up kinds, the log's first timestamp (`start_time`) and, when the ready line
+    has no timestamp of its own, the last timestamped line before it (`time_at_line`). So: the
+    start-up kinds whole; of every other kind, only its (line_no, time) up to the ready line, and
+    then only when that line has no time; and one row holding the log's first time.
+    """
+    from logparse.analysis.coldstart import ready_row
+
+    view = {kind: _lazy(frame).collect() for kind, frame in tables.items() if kind in STARTUP_KINDS}
+    ready = ready_row(view)
+    if ready is not None and ready["time_approx"]:
+        for kind, frame in tables.items():
+            if kind not in view and {"line_no", "time"} <= set(_columns(frame)):
+                view[kind] = (_lazy(frame).select("line_no", "time")
+                              .filter(pl.col("line_no") <= ready["line_no"]).collect())
+    if start is not None:
+        # No line_no: `time_at_line` never picks it, `start_time` does.
+        view["_start"] = pl.DataFrame({"line_no": [None], "time": [start]},
+                                      schema={"line_no": pl.Int64(), "time": pl.Datetime("us")})
+    return view
+
+
+def startup(tables: Mapping[str, Frame], *, engine: str, start: Any = None) -> dict[str, Any]:
+    """The start-up figures of `summary` (`coldstart.startup_figures`), from eager or lazy tables.
+
+    `start` is the log's first timestamp when the caller already has it (else it is computed).
+    """
+    from logparse.analysis.coldstart import startup_figures
+
+    if start is None:
+        start = _time_span(tables)[0]
+    return startup_figures(_startup_tables(tables, start), engine=engine)
+
+
 def headline(result: IngestResult) -> dict[str, Any]:
     """Engine, version, span, ranks, line counts, coverage and the startup and trouble figures.
 
@@ -99,10 +143,13 @@ def headline(result: IngestResult) -> dict[str, Any]:
         grouped = (_lazy(jit).group_by(pl.col("what").fill_null("other").str.split(":").list.first())
                    .len().collect().sort("len", descending=True))
         jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
+    empty = not result.lines
     return {
         "source": result.source,
-        "engine": result.engine,
-        "engine_scores": result.scores,
+        # An empty input was read with some grammar, but nothing in it names an engine.
+        "engine": None if empty else result.engine,
+        "engine_scores": {} if empty else result.scores,
+        "no_content": EMPTY_FILE if empty else None,
         "version": first_value(t, "config", "version"),
         "model": first_value(t, "config", "model"),
         "start": start.isoformat(sep=" ") if start else None,
@@ -111,7 +158,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
         "ranks": _ranks(t),
         "lines": result.lines,
         "typed_lines": result.typed_lines,
-        "coverage": result.coverage,
+        "coverage": None if empty else result.coverage,
         "lines_per_kind": dict(sorted(result.counts.items(), key=lambda kv: (-kv[1], kv[0]))),
         "input": {
             "bytes": result.stats.bytes_read,
@@ -122,17 +169,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
             "longest_line": result.stats.longest_line,
             "notes": list(result.stats.notes),
         },
-        "startup": {
-            "weights_gib": first_value(t, "weight_load", "gib") or first_value(t, "memory", "weights_gib"),
-            "weight_load_s": first_value(t, "weight_load", "seconds", how="max"),
-            "kv_pool_tokens": first_value(t, "kv_pool", "tokens", how="max"),
-            "kv_gib": first_value(t, "kv_pool", "kv_gib") or first_value(t, "memory", "kv_gib"),
-            "max_concurrency": first_value(t, "kv_pool", "max_concurrency"),
-            "cuda_graph_s": first_value(t, "cuda_graph", "seconds", how="max"),
-            "cuda_graph_gib": first_value(t, "cuda_graph", "gib", how="max"),
-            "compile_s": first_value(t, "jit_compile", "seconds", how="max"),
-            "init_s": first_value(t, "engine_init", "seconds", how="max"),
-        },
+        "startup": startup(t, engine=result.engine, start=start),
         "counts": {
             "oom": _count_rows(t, "oom"),
             "oom_recovered": _count_rows(t, "oom", pl.col("recovered").fill_null(False)),
@@ -145,6 +182,15 @@ def headline(result: IngestResult) -> dict[str, Any]:
         "jit_by_what": jit_by_what,
         **drift_facts(result),
     }
+
+
+def without_engine(facts: dict[str, Any], why: str) -> dict[str, Any]:
+    """`facts` of a log with nothing to tell its engine by (`why`: `EMPTY_FILE`, `BLANK_LINES_ONLY`).
+
+    The grammar it was read with was a placeholder: the facts claim no engine and no coverage.
+    """
+    facts.update(engine=None, engine_scores={}, no_content=why, coverage=None)
+    return facts
 
 
 def _fmt(value: Any, unit: str = "") -> str:
@@ -166,19 +212,25 @@ def _breakdown(counts: Mapping[str, int]) -> str:
 def render_headline(facts: Mapping[str, Any]) -> str:
     """The headline as aligned text for a terminal."""
     s, c = facts["startup"], facts["counts"]
+    why = facts.get("no_content")
+    engine = facts["engine"] or "-"
+    coverage = "-" if facts["coverage"] is None else f"{facts['coverage']:.1%}"
     rows = [
         ("log", facts["source"]),
-        ("engine", f"{facts['engine']}" + (f" {facts['version']}" if facts["version"] else "")),
+        ("engine", engine + (f" {facts['version']}" if facts["version"] else "")
+                   + (f" ({why})" if why else "")),
         ("model", _fmt(facts["model"])),
         ("time span", f"{_fmt(facts['start'])} .. {_fmt(facts['end'])} ({_fmt(facts['duration_s'], 's')})"),
         ("ranks", ", ".join(facts["ranks"]) or "-"),
-        ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {facts['coverage']:.1%})"),
+        ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
         ("weights", f"{_fmt(s['weights_gib'], 'GiB')}, loaded in {_fmt(s['weight_load_s'], 's')}"),
         ("KV pool", f"{_fmt(s['kv_pool_tokens'], 'tokens')}, {_fmt(s['kv_gib'], 'GiB')}, "
                     f"max concurrency {_fmt(s['max_concurrency'])}"),
         ("CUDA graphs", f"{_fmt(s['cuda_graph_s'], 's')}, {_fmt(s['cuda_graph_gib'], 'GiB')}"),
         ("compile", _fmt(s["compile_s"], "s")),
-        ("engine init", _fmt(s["init_s"], "s")),
+        ("engine init", _fmt(s["init_s"], "s") + (" (inferred)" if s.get("init_s_inferred") else "")),
+        ("ready after", ("≥ " if s.get("ready_s_approx") and s.get("ready_s") is not None else "")
+         + _fmt(s.get("ready_s"), "s")),
         ("OOM", f"{c['oom']} ({c['oom_recovered']} recovered)"),
         ("preemptions", str(c["preemptions"])),
         ("retractions", str(c["retractions"])),

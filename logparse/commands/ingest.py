@@ -1,7 +1,8 @@
-"""`logparse ingest`: parse logs into Parquet tables and print the post-mortem headline."""
+"""`logparse ingest`: parse logs into Parquet tables and print each log's headline."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -13,7 +14,11 @@ import click
 from logparse.commands.options import engine_option, grammar_options
 from logparse.escape import for_terminal, json_line
 from logparse.escape import json_default as _json_default
-from logparse.headline import headline, render_headline
+from logparse.headline import EMPTY_FILE, headline, render_headline, without_engine
+
+
+# Each log with the engine to read it with and why it names no engine (see `_plan`).
+Plan = list[tuple[str, str, str | None]]
 
 
 def _jsonl_sink(event: Mapping[str, Any]) -> None:
@@ -25,44 +30,96 @@ def _jsonl_sink(event: Mapping[str, Any]) -> None:
 @engine_option
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
               help="Write DIR/<kind>.parquet. With several logs (a folder, a glob, several paths): a Parquet "
-                   "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet.")
+                   "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet. [default: none; the tables go to "
+                   "a scratch folder that is removed]")
 @click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "json"]), default="table",
               show_default=True,
-              help="table: readable summary; json: the summary as JSON; jsonl: every event as a JSON line on "
-                   "stdout, in line order, streamed block by block (with --out the tables are written too; "
-                   "several logs: one after another).")
-@click.option("--force", is_flag=True, help="Write into a non-empty --out folder logparse did not create.")
+              help="table: the headline as text; json: the headline as JSON (several logs: a list); jsonl: "
+                   "every event as a JSON line on stdout, in line order, streamed block by block (with --out "
+                   "the tables are written too; several logs: one after another).")
+@click.option("--json", "as_json", is_flag=True,
+              help="The headline as JSON: the same as --format json, as the other commands' --json.")
+@click.option("--force", is_flag=True,
+              help="Write into a non-empty --out folder logparse did not create. [default: refuse]")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Threads [default: the number of cores]: a large log's blocks, or small logs side by side.")
 @click.option("--reference", is_flag=True,
               help="Read every line with the reference per-line parser, in memory (slow; to cross-check "
-                   "the fast path, which gives the same tables and the same JSON lines).")
+                   "the fast path, which gives the same tables and the same JSON lines). [default: the fast "
+                   "path]")
 @grammar_options
-def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: str, force: bool,
+def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: str, as_json: bool, force: bool,
                    jobs: int | None, reference: bool, patterns: tuple[Path, ...], year: int | None) -> None:
-    """Parse LOG (a file, a .gz, - for stdin, a folder or a glob of logs) into typed events and summarise it.
+    """Parse LOG (a file, a .gz, - for stdin, a folder or a glob of logs) into typed events and print
+    its headline: engine, version, span, ranks, coverage, start-up figures (as `logparse summary`
+    gives them), OOM, preemption and JIT counts, warnings.
 
     Every line becomes exactly one event; lines no rule understands are kept as `unparsed`.
     With --out, each event kind is written as a Parquet table DIR/<kind>.parquet; several logs are
     parsed in parallel into one dataset partitioned by run and kind, which polars, DuckDB or Spark
-    read as is. A progress bar is drawn on stderr for large inputs when it is a terminal.
+    read as is. A progress bar is drawn on stderr for large inputs when it is a terminal. An empty
+    log, or one of blank lines only, is read without error; its headline claims no engine.
     """
     from logparse.fastpath.dataset import expand_inputs
 
+    if as_json:
+        given = click.get_current_context().get_parameter_source("fmt")
+        if given is click.core.ParameterSource.COMMANDLINE and fmt != "json":
+            raise click.UsageError(f"--json is --format json; it cannot go with --format {fmt}")
+        fmt = "json"
     files, several = expand_inputs(logs)
+    plan = _plan(files, engine, patterns)
     if reference or (fmt == "jsonl" and not _jsonl_streams(files, patterns)):
-        summaries = _ingest_in_memory(files, several, engine, out, fmt, force, reference, patterns, year)
+        summaries = _ingest_in_memory(plan, several, out, fmt, force, reference, patterns, year)
     elif fmt == "jsonl":
-        summaries = _ingest_jsonl(files, several, engine, out, force, patterns, year, jobs)
+        summaries = _ingest_jsonl(plan, several, out, force, patterns, year, jobs)
     elif several:
-        summaries = _ingest_dataset(files, engine, out, force, jobs, patterns, year, fmt)
+        summaries = _ingest_dataset(plan, out, force, jobs, patterns, year, fmt)
     else:
-        summaries = [_ingest_one(files[0], engine, out, force, patterns, year, jobs)]
+        log, log_engine, why = plan[0]
+        summaries = [_mark(_ingest_one(log, log_engine, out, force, patterns, year, jobs), why)]
         if fmt == "table":
             click.echo(render_headline(summaries[0]))
     if fmt == "json":
         payload = summaries[0] if len(summaries) == 1 and not several else summaries
         click.echo(json.dumps(payload, indent=2, default=_json_default))
+
+
+def _plan(files: list[str], engine: str, patterns: tuple[Path, ...]) -> Plan:
+    """Each log with the engine to read it with, and why it names none (`detect.head_lines`).
+
+    A log of blank lines leaves `--engine auto` nothing to detect from: it is read with the grammar
+    an empty log gets (`pipeline.choose_engine`; blank lines are unparsed in every grammar), and its
+    headline claims no engine. Only regular files are looked at twice (not stdin, a FIFO, a table
+    folder).
+    """
+    from logparse.commands.detect import head_lines
+    from logparse.errors import LogparseError
+    from logparse.grammar import load_grammar
+
+    plan: Plan = []
+    for log in files:
+        why = None
+        if engine == "auto" and os.path.isfile(log):
+            try:
+                why = head_lines(log, limit=1)[1]
+            except LogparseError:
+                pass  # unreadable: said so when it is parsed, with the other logs still read
+        plan.append((log, sorted(load_grammar(patterns).engines)[0] if why else engine, why))
+    return plan
+
+
+def _mark(facts: dict[str, Any], why: str | None) -> dict[str, Any]:
+    """`facts`, claiming no engine when the log had nothing to tell it by."""
+    return without_engine(facts, why) if why and "error" not in facts else facts
+
+
+def _events_note(source: str, lines: int, engine: str, coverage: float, why: str | None) -> str:
+    """The line `--format jsonl` prints on stderr after each log."""
+    if why is None and not lines:
+        why = EMPTY_FILE
+    read = f"{why}, no engine" if why else f"{engine}, coverage {coverage:.1%}"
+    return f"{for_terminal(source)}: {lines:,} events ({read})"
 
 
 def _ingest_one(log: str, engine: str, out: Path | None, force: bool, patterns: tuple[Path, ...],
@@ -96,7 +153,7 @@ def _jsonl_streams(files: list[str], patterns: tuple[Path, ...]) -> bool:
     return not unfaithful(load_grammar(patterns))
 
 
-def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None, force: bool,
+def _ingest_jsonl(plan: Plan, several: bool, out: Path | None, force: bool,
                   patterns: tuple[Path, ...], year: int | None, jobs: int | None) -> list[dict[str, Any]]:
     """Each log in turn, block by block: its events as JSON lines on stdout (and its tables into --out)."""
     from logparse.fastpath.dataset import run_names
@@ -104,11 +161,12 @@ def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None
     from logparse.fastpath.sinks import ParquetSink, TeeSink
     from logparse.fastpath.stream import Sink, stream_log
     from logparse.grammar import load_grammar
+    from logparse.reader import save_read_stats
     from logparse.tables import LineCounts, table_folder
 
     grammar = load_grammar(patterns)
 
-    def one(log: str, folder: Path | None, layout: str) -> None:
+    def one(log: str, engine: str, why: str | None, folder: Path | None, layout: str) -> None:
         output = JsonlOutput(grammar, sys.stdout)
 
         def sink() -> Sink:
@@ -117,25 +175,27 @@ def _ingest_jsonl(files: list[str], several: bool, engine: str, out: Path | None
             return TeeSink(output.sink(), ParquetSink(folder, layout=layout))
 
         outcome, _ = stream_log(log, grammar, sink, engine=engine, year=year, workers=jobs)
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            save_read_stats(outcome.stats, folder)  # as `fastpath.run.stream_to_folder` keeps them
         counts = LineCounts()
         counts.counts = outcome.counts
-        click.echo(f"{for_terminal(outcome.source)}: {counts.lines:,} events ({outcome.engine}, coverage "
-                   f"{counts.coverage:.1%})", err=True)
+        click.echo(_events_note(outcome.source, counts.lines, outcome.engine, counts.coverage, why), err=True)
 
     if out is None:
-        for log in files:
-            one(log, None, "flat")
+        for log, engine, why in plan:
+            one(log, engine, why, None, "flat")
     else:
         with table_folder(out, force=force) as tmp:
-            for log, name in zip(files, run_names(files)):
+            for (log, engine, why), name in zip(plan, run_names([log for log, _, _ in plan])):
                 if several:
-                    one(log, tmp / f"run={name}", "hive")
+                    one(log, engine, why, tmp / f"run={name}", "hive")
                 else:
-                    one(log, tmp, "flat")
+                    one(log, engine, why, tmp, "flat")
     return []
 
 
-def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool, jobs: int | None,
+def _ingest_dataset(plan: Plan, out: Path | None, force: bool, jobs: int | None,
                     patterns: tuple[Path, ...], year: int | None, fmt: str) -> list[dict[str, Any]]:
     """Several logs into a dataset DIR/run=<name>/kind=<kind>/ (or headlines only): a large log alone
     on all threads, small logs side by side (see `run_jobs`)."""
@@ -144,6 +204,7 @@ def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool
     from logparse.reader import input_size
     from logparse.tables import table_folder
 
+    files = [log for log, _, _ in plan]
     parallel = jobs or default_jobs()
     names = run_names(files)
     sizes = [input_size(f) or 0 for f in files]
@@ -156,7 +217,7 @@ def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool
     def on_done(i: int, facts: dict[str, Any]) -> None:
         nonlocal done_bytes, printed
         done_bytes += sizes[i]
-        results[i] = facts
+        results[i] = _mark(facts, plan[i][2])
         if bar is not None:
             bar(done_bytes, total)
         while printed < len(files) and results[printed] is not None:
@@ -174,7 +235,7 @@ def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool
     def jobs_for(folder: Path | None) -> list[Job]:
         return [Job(log=f, run=name, engine=engine, year=year, patterns=tuple(str(p) for p in patterns),
                     folder=None if folder is None else str(folder / f"run={name}"))
-                for f, name in zip(files, names)]
+                for (f, engine, _), name in zip(plan, names)]
 
     try:
         if out is None:
@@ -193,23 +254,25 @@ def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool
     return [f for f in facts if "error" not in f]
 
 
-def _ingest_in_memory(files: list[str], several: bool, engine: str, out: Path | None, fmt: str, force: bool,
+def _ingest_in_memory(plan: Plan, several: bool, out: Path | None, fmt: str, force: bool,
                       reference: bool, patterns: tuple[Path, ...], year: int | None) -> list[dict[str, Any]]:
     """The reference pipeline: every line through `LineParser`, tables in memory, logs one by one."""
     from logparse.fastpath.dataset import run_names
     from logparse.fastpath.sinks import part_file
     from logparse.pipeline import ingest
+    from logparse.reader import save_read_stats
     from logparse.tables import table_folder, write_tables
 
     summaries = []
-    names = run_names(files)
+    names = run_names([log for log, _, _ in plan])
     sink = _jsonl_sink if fmt == "jsonl" else None
     results = []
-    for log in files:
+    for log, engine, why in plan:
         result = ingest(log, engine=engine, year=year, patterns=patterns, on_event=sink, reference=True)
         if out is not None and not several:
             write_tables(result.tables, out, force=force)
-        facts = headline(result)
+            save_read_stats(result.stats, out)  # as `fastpath.run.stream_to_folder` keeps them
+        facts = _mark(headline(result), why)
         summaries.append(facts)
         results.append(result)
         if fmt == "table":
@@ -217,13 +280,16 @@ def _ingest_in_memory(files: list[str], several: bool, engine: str, out: Path | 
                 click.echo("")
             click.echo(render_headline(facts))
         elif fmt == "jsonl":
-            click.echo(f"{for_terminal(result.source)}: {result.lines:,} events ({result.engine}, coverage "
-                       f"{result.coverage:.1%})", err=True)
+            note = _events_note(result.source, result.lines, result.engine, result.coverage, why)
+            click.echo(note, err=True)
     if out is not None and several:
         with table_folder(out, force=force) as tmp:
             for name, result in zip(names, results):
+                run = tmp / f"run={name}"
                 for kind, frame in result.tables.items():
-                    folder = tmp / f"run={name}" / f"kind={kind}"
+                    folder = run / f"kind={kind}"
                     folder.mkdir(parents=True, exist_ok=True)
                     frame.write_parquet(folder / part_file(0), compression="zstd")
+                run.mkdir(parents=True, exist_ok=True)
+                save_read_stats(result.stats, run)
     return summaries

@@ -22,11 +22,13 @@ def grammar_options(func: F) -> F:
     """`--patterns FILE.toml` (repeatable) and `--year`."""
     func = click.option(
         "--patterns", "patterns", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Extra grammar file with your own rules (repeatable; also $LOGPARSE_PATTERNS).",
+        help="Extra grammar file with your own rules, on top of the built-in ones (repeatable; also "
+             "$LOGPARSE_PATTERNS). [default: none]",
     )(func)
     return click.option(
         "--year", type=click.IntRange(1970, 2200), default=None,
-        help="Year for year-less vLLM timestamps when the log shows none (default: file's mtime).",
+        help="Year for year-less vLLM timestamps when the log shows none. [default: the year of the "
+             "file's modification time]",
     )(func)
 
 
