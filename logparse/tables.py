@@ -116,14 +116,15 @@ class TableBuilder:
         return tables
 
 
-def write_tables(tables: Mapping[str, pl.DataFrame], out: Path, *, force: bool = False) -> list[Path]:
+def write_tables(tables: Mapping[str, pl.DataFrame], out: Path, *, force: bool = False,
+                 sources: Sequence[str] | None = None) -> list[Path]:
     """Write `out/<kind>.parquet` for each table, atomically; refuse to clobber foreign folders.
 
     All tables are written into a temporary folder beside `out`, which then takes `out`'s place, so
     an interrupted run leaves the previous output as it was. Files in `out` that are not tables
-    logparse wrote (e.g. the user's notes) are carried over.
+    logparse wrote (e.g. the user's notes) are carried over. `sources` as for `table_folder`.
     """
-    with table_folder(out, force=force) as tmp:
+    with table_folder(out, force=force, sources=sources) as tmp:
         for kind, frame in tables.items():
             frame.write_parquet(tmp / f"{kind}.parquet", compression="zstd", row_group_size=CHUNK_ROWS * 2)
     return [out / f"{kind}.parquet" for kind in tables]

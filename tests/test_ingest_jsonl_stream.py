@@ -201,13 +201,13 @@ def test_a_year_found_late_does_not_print_lines_twice(tmp_path: Path,
     assert outcome.restarts == 1
     _same(reference_jsonl(path, "vllm"), out.getvalue(), "restart")
     data = path.read_bytes()
-    for source in (str(path), "-"):  # stdin: the restart replays the spooled blocks
-        got = run("ingest", source, "--format", "jsonl", "--out", str(tmp_path / "tables"), input=data)
-        ref = run("ingest", source, "--format", "jsonl", "--out", str(tmp_path / "ref"), "--reference",
+    for i, source in enumerate((str(path), "-")):  # stdin: the restart replays the spooled blocks
+        got = run("ingest", source, "--format", "jsonl", "--out", str(tmp_path / f"tables{i}"), input=data)
+        ref = run("ingest", source, "--format", "jsonl", "--out", str(tmp_path / f"ref{i}"), "--reference",
                   input=data)
         assert got.exit_code == 0 and ref.exit_code == 0, got.output + ref.output
         assert got.stdout_bytes == ref.stdout_bytes and got.stderr_bytes == ref.stderr_bytes
-        _same_folders(tmp_path / "ref", tmp_path / "tables")
+        _same_folders(tmp_path / f"ref{i}", tmp_path / f"tables{i}")
 
 
 def _same_folders(want: Path, got: Path) -> None:

@@ -30,8 +30,9 @@ def _jsonl_sink(event: Mapping[str, Any]) -> None:
 @engine_option
 @click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path),
               help="Write DIR/<kind>.parquet. With several logs (a folder, a glob, several paths): a Parquet "
-                   "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet. [default: none; the tables go to "
-                   "a scratch folder that is removed]")
+                   "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet. DIR is replaced as a whole (your "
+                   "own files in it are kept); it is refused if it holds the tables of other logs. "
+                   "[default: none; the tables go to a scratch folder that is removed]")
 @click.option("--format", "fmt", type=click.Choice(["table", "jsonl", "json"]), default="table",
               show_default=True,
               help="table: the headline as text; json: the headline as JSON (several logs: a list); jsonl: "
@@ -40,7 +41,8 @@ def _jsonl_sink(event: Mapping[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True,
               help="The headline as JSON: the same as --format json, as the other commands' --json.")
 @click.option("--force", is_flag=True,
-              help="Write into a non-empty --out folder logparse did not create. [default: refuse]")
+              help="Write into a non-empty --out folder logparse did not create, or replace the tables of "
+                   "other logs in it. [default: refuse]")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Threads [default: the number of cores]: a large log's blocks, or small logs side by side.")
 @click.option("--reference", is_flag=True,
@@ -133,7 +135,7 @@ def _ingest_one(log: str, engine: str, out: Path | None, force: bool, patterns: 
             outcome, grammar = stream_to_folder(log, Path(tmp), engine=engine, year=year, patterns=patterns,
                                                 workers=jobs)
             return headline_facts(outcome, Path(tmp), grammar)
-    with table_folder(out, force=force) as tmp:
+    with table_folder(out, force=force, sources=[log]) as tmp:
         outcome, grammar = stream_to_folder(log, tmp, engine=engine, year=year, patterns=patterns, workers=jobs)
     return headline_facts(outcome, out, grammar)
 
@@ -186,7 +188,7 @@ def _ingest_jsonl(plan: Plan, several: bool, out: Path | None, force: bool,
         for log, engine, why in plan:
             one(log, engine, why, None, "flat")
     else:
-        with table_folder(out, force=force) as tmp:
+        with table_folder(out, force=force, sources=[log for log, _, _ in plan]) as tmp:
             for (log, engine, why), name in zip(plan, run_names([log for log, _, _ in plan])):
                 if several:
                     one(log, engine, why, tmp / f"run={name}", "hive")
@@ -241,7 +243,7 @@ def _ingest_dataset(plan: Plan, out: Path | None, force: bool, jobs: int | None,
         if out is None:
             facts = run_jobs(jobs_for(None), parallel=parallel, on_done=on_done)
         else:
-            with table_folder(out, force=force) as tmp:
+            with table_folder(out, force=force, sources=[log for log, _, _ in plan]) as tmp:
                 facts = run_jobs(jobs_for(tmp), parallel=parallel, on_done=on_done)
     finally:
         if bar is not None:
@@ -270,7 +272,7 @@ def _ingest_in_memory(plan: Plan, several: bool, out: Path | None, fmt: str, for
     for log, engine, why in plan:
         result = ingest(log, engine=engine, year=year, patterns=patterns, on_event=sink, reference=True)
         if out is not None and not several:
-            write_tables(result.tables, out, force=force)
+            write_tables(result.tables, out, force=force, sources=[log])
             save_read_stats(result.stats, out)  # as `fastpath.run.stream_to_folder` keeps them
         facts = _mark(headline(result), why)
         summaries.append(facts)
@@ -283,7 +285,7 @@ def _ingest_in_memory(plan: Plan, several: bool, out: Path | None, fmt: str, for
             note = _events_note(result.source, result.lines, result.engine, result.coverage, why)
             click.echo(note, err=True)
     if out is not None and several:
-        with table_folder(out, force=force) as tmp:
+        with table_folder(out, force=force, sources=[log for log, _, _ in plan]) as tmp:
             for name, result in zip(names, results):
                 run = tmp / f"run={name}"
                 for kind, frame in result.tables.items():

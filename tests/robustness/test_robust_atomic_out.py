@@ -25,6 +25,11 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file below `folder`, by relative path."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def leftovers(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if ".logparse-" in p.name)
 
@@ -130,3 +135,32 @@ def test_an_older_marker_without_sources_is_replaced_as_before(tmp_path: Path) -
     (out / MARKER_FILE).write_text("written by logparse\n", encoding="utf-8")
     _write(out, ["a.log"])
     assert pl.read_parquet(out / "engine_stats.parquet")["x"].to_list() == [1]
+
+
+def test_ingest_keeps_a_dataset_of_other_logs_unless_forced(tmp_path: Path) -> None:
+    logs = {name: tmp_path / f"{name}.log" for name in ("a", "b", "c")}
+    for path in logs.values():
+        path.write_text(f"{STATS}\n", encoding="utf-8")
+    out = tmp_path / "ds"
+    assert run("ingest", str(logs["a"]), str(logs["b"]), "--out", str(out)).exit_code == 0
+    before = tree(out)
+    refused = run("ingest", str(logs["c"]), "--out", str(out))
+    assert refused.exit_code == 1 and "holds the tables of other logs" in refused.output
+    assert "--force" in refused.output and "Traceback" not in refused.output
+    assert tree(out) == before and sorted(p.name for p in out.glob("run=*")) == ["run=a", "run=b"]
+    again = run("ingest", str(logs["a"]), str(logs["b"]), "--out", str(out))  # the same logs: a re-run
+    assert again.exit_code == 0, again.output
+    assert run("ingest", str(logs["c"]), "--out", str(out), "--force").exit_code == 0
+    assert not list(out.glob("run=*")) and (out / "engine_stats.parquet").exists()
+
+
+@pytest.mark.parametrize("extra", [(), ("--reference",), ("--format", "jsonl")])
+def test_one_log_over_another_logs_tables_is_refused(tmp_path: Path, extra: tuple[str, ...]) -> None:
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    for path in (first, second):
+        path.write_text(f"{STATS}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert run("ingest", str(first), "--out", str(out), *extra).exit_code == 0
+    assert run("ingest", str(first), "--out", str(out), *extra).exit_code == 0
+    refused = run("ingest", str(second), "--out", str(out), *extra)
+    assert refused.exit_code == 1 and "first.log" in refused.output

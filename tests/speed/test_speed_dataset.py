@@ -68,8 +68,11 @@ def test_a_second_ingest_replaces_the_dataset_and_foreign_folders_are_refused(lo
     out = tmp_path / "ds"
     assert run("ingest", str(logs), "--out", str(out), "--jobs", "1").exit_code == 0
     (out / "README.txt").write_text("mine")
-    assert run("ingest", str(logs / "vllm-gpustack-64k.log"), str(logs / "sglang-gpustack-64k.log"),
-               "--out", str(out), "--jobs", "1").exit_code == 0
+    fewer = [str(logs / "vllm-gpustack-64k.log"), str(logs / "sglang-gpustack-64k.log")]
+    kept = run("ingest", *fewer, "--out", str(out), "--jobs", "1")  # would drop the other runs
+    assert kept.exit_code == 1 and "holds the tables of other logs" in kept.output
+    assert len(list(out.glob("run=*"))) > 2
+    assert run("ingest", *fewer, "--out", str(out), "--jobs", "1", "--force").exit_code == 0
     assert sorted(os.listdir(out)) == [".logparse", "README.txt", "run=sglang-gpustack-64k", "run=vllm-gpustack-64k"]
     foreign = tmp_path / "foreign"
     foreign.mkdir()
