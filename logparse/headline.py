@@ -143,13 +143,15 @@ def headline(result: IngestResult) -> dict[str, Any]:
         grouped = (_lazy(jit).group_by(pl.col("what").fill_null("other").str.split(":").list.first())
                    .len().collect().sort("len", descending=True))
         jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
-    empty = not result.lines
+    # An empty or blank input was read with some grammar (no scores: nothing was detected from),
+    # but nothing in it names an engine.
+    no_content = EMPTY_FILE if not result.lines else BLANK_LINES_ONLY if not result.scores else None
+    empty = no_content is not None
     return {
         "source": result.source,
-        # An empty input was read with some grammar, but nothing in it names an engine.
         "engine": None if empty else result.engine,
         "engine_scores": {} if empty else result.scores,
-        "no_content": EMPTY_FILE if empty else None,
+        "no_content": no_content,
         "version": first_value(t, "config", "version"),
         "model": first_value(t, "config", "model"),
         "start": start.isoformat(sep=" ") if start else None,

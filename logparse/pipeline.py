@@ -125,9 +125,9 @@ def choose_engine(grammar: Grammar, engine: str, lines: Iterator[tuple[int, str]
         non_empty += bool(item[1].strip())
         if non_empty >= HEAD_LINES:
             break
-    if not head:
-        # An empty log has no engine to find; any grammar gives the same (empty) tables.
-        return sorted(grammar.engines)[0], {}, iter(())
+    if non_empty == 0:
+        # An empty or blank log has no engine to find; any grammar gives the same tables.
+        return sorted(grammar.engines)[0], {}, iter(head)
     chosen, scores = detect_engine(grammar, [text for _, text in head], name=for_terminal(name))
     return chosen, scores, itertools.chain(head, lines)
 

@@ -283,6 +283,15 @@ def test_ingest_of_a_log_without_text_claims_no_engine(no_text_log: tuple[Path, 
     assert facts["no_content"] == why and facts["lines"] == (0 if why == "empty file" else 3)
 
 
+@pytest.mark.parametrize("extra", [[], ["--reference"]], ids=["streamed", "reference"])
+def test_blank_stdin_claims_no_engine(extra: list[str]) -> None:
+    # stdin is not looked at before it is read: the reader itself finds nothing to detect from
+    result = CliRunner().invoke(cli, ["ingest", "-", "--json", *extra], input="\n  \n")
+    assert result.exit_code == 0, result.output
+    facts = json.loads(result.stdout)
+    assert facts["engine"] is None and facts["no_content"] == "blank lines only" and facts["lines"] == 2
+
+
 def test_ingest_jsonl_and_dataset_of_logs_without_text(tmp_path: Path, vllm_log: Path) -> None:
     empty, blank = tmp_path / "empty.log", tmp_path / "blank.log"
     empty.write_bytes(b"")

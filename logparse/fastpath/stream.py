@@ -78,7 +78,8 @@ def choose_engine(grammar: Grammar, engine: str, head: list[tuple[int, str]], na
             known = ", ".join(sorted(grammar.engines))
             raise InputError(f"unknown engine {engine!r}; known engines: {known}")
         return engine, {engine: 1.0}
-    if not head:
+    if not any(text.strip() for _, text in head):
+        # Nothing but blank lines: no engine to find, and any grammar gives the same tables.
         return sorted(grammar.engines)[0], {}
     return detect_engine(grammar, [text for _, text in head], name=for_terminal(name))
 
