@@ -143,9 +143,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
         grouped = (_lazy(jit).group_by(pl.col("what").fill_null("other").str.split(":").list.first())
                    .len().collect().sort("len", descending=True))
         jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
-    # An empty or blank input was read with some grammar (no scores: nothing was detected from),
-    # but nothing in it names an engine.
-    no_content = EMPTY_FILE if not result.lines else BLANK_LINES_ONLY if not result.scores else None
+    no_content = no_content_of(result)
     empty = no_content is not None
     return {
         "source": result.source,
@@ -184,6 +182,17 @@ def headline(result: IngestResult) -> dict[str, Any]:
         "jit_by_what": jit_by_what,
         **drift_facts(result),
     }
+
+
+def no_content_of(result: Any) -> str | None:
+    """Why an ingested log names no engine (`EMPTY_FILE`, `BLANK_LINES_ONLY`), or None.
+
+    An empty or blank input is read with a stand-in grammar and no detection scores: nothing in
+    it names an engine.
+    """
+    if not result.lines:
+        return EMPTY_FILE
+    return BLANK_LINES_ONLY if not result.scores else None
 
 
 def without_engine(facts: dict[str, Any], why: str) -> dict[str, Any]:

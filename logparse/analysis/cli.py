@@ -33,12 +33,19 @@ def out_option(func: F) -> F:
                         help="Also write the tables as DIR/<table>.parquet.")(func)
 
 
-def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None, opts: dict[str, Any]) -> Any:
-    from logparse.analysis.analyze import analyze_log
+def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None,
+             opts: dict[str, Any]) -> tuple[Any, str | None]:
+    """The `Analysis` of `log`, and why it names no engine (`headline.EMPTY_FILE` or
+    `BLANK_LINES_ONLY`, as the ingest headline says) or None when it has content."""
+    from logparse.analysis.analyze import analyze
     from logparse.errors import LogparseError
+    from logparse.headline import no_content_of
+    from logparse.pipeline import ingest
 
     try:
-        return analyze_log(log, engine=engine, year=year, patterns=patterns, **opts)
+        result = ingest(log, engine=engine, year=year, patterns=patterns)
+        analysis = analyze(result.tables, engine=result.engine, source=result.source, read_stats=result.stats,
+                           **opts)
     except LogparseError:
         raise
     except Exception as exc:  # a bug: say so in one line instead of a traceback
@@ -46,6 +53,31 @@ def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None
             raise
         raise click.ClickException(f"{log}: internal error while analysing ({type(exc).__name__}: {exc}); "
                                    "set LOGPARSE_DEBUG=1 for the traceback") from None
+    # An empty or blank log was read with a placeholder grammar: its engine is no finding.
+    no_content = no_content_of(result)
+    return analysis, no_content
+
+
+def _without_engine(summary: dict[str, Any], no_content: str | None) -> dict[str, Any]:
+    """`summary` of a log that names no engine (`no_content` says why): ``engine`` null and
+    ``no_content`` after it. Any other log's summary is returned as it is (the same as a
+    dataset run's)."""
+    if not no_content:
+        return summary
+    out: dict[str, Any] = {}
+    for key, value in summary.items():
+        out[key] = None if key == "engine" else value
+        if key == "engine":
+            out["no_content"] = no_content
+    return out
+
+
+def _render_summary(summary: dict[str, Any]) -> str:
+    """`render_summary`, its header saying `- (empty file)` instead of an engine the log never named."""
+    from logparse.analysis.summary import render_summary
+
+    why = summary.get("no_content")
+    return render_summary({**summary, "engine": f"- ({why})"} if why else summary)
 
 
 def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float) -> dict[str, Any]:
@@ -77,7 +109,7 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
     run, DIR/<run>/summary.json with its tables.
     """
     from logparse.analysis.fleet import dataset_runs
-    from logparse.analysis.summary import render_summary, summary_dict
+    from logparse.analysis.summary import summary_dict
     from logparse.tables import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
@@ -85,12 +117,12 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
         _fleet_summary(Path(log), as_json=as_json, brief=brief, out=out, force=force, patterns=patterns,
                        opts=opts)
         return
-    analysis = _analyze(log, engine, patterns, year, opts)
-    summary = summary_dict(analysis)
+    analysis, no_content = _analyze(log, engine, patterns, year, opts)
+    summary = _without_engine(summary_dict(analysis), no_content)
     if out is not None:
         write_tables(analysis.frames(), out, force=force)
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    click.echo(json.dumps(summary, indent=2) if as_json else render_summary(summary))
+    click.echo(json.dumps(summary, indent=2) if as_json else _render_summary(summary))
 
 
 def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | None, force: bool,
@@ -160,7 +192,8 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
     from logparse.analysis.summary import input_warnings, render_windows, summary_dict
     from logparse.tables import write_tables
 
-    analysis = _analyze(log, engine, patterns, year, _opts(concurrency, idle_gap, min_samples, min_duration))
+    opts = _opts(concurrency, idle_gap, min_samples, min_duration)
+    analysis, _ = _analyze(log, engine, patterns, year, opts)
     summary = summary_dict(analysis)
     if out is not None:
         write_tables({k: v for k, v in analysis.frames().items() if k in ("samples", "phases", "windows")},
@@ -186,22 +219,55 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
                     patterns: tuple[Path, ...], year: int | None) -> None:
     """Stable decode throughput of each LOG side by side, with degradation ratios per engine.
 
-    Every LOG has at least one row: a log without phases says why in its note. Problems met
-    reading a log (a truncated .gz, invalid UTF-8, ...) are listed after the table (--json:
-    "warnings").
+    Every LOG has at least one row: a log without phases says why in its note, and so does a
+    log that cannot be read or analysed (no such file, engine not detected, ...); the others
+    are still compared, and the exit status is then 1 (as for `ingest`). Problems met reading a
+    log (a truncated .gz, invalid UTF-8, ...) are listed after the table (--json: "warnings").
     """
-    from logparse.analysis.compare import compare_degradation, compare_rows, compare_warnings, render_compare
+    import sys
+
+    from logparse.analysis.compare import (NotAnalysed, compare_degradation, compare_rows, compare_warnings,
+                                           render_compare)
+    from logparse.escape import for_terminal
     from logparse.tables import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
-    analyses = [_analyze(log, engine, patterns, year, opts) for log in logs]
-    rows = compare_rows(analyses)
+    read = [_analyze_or_why(log, engine, patterns, year, opts, alone=len(logs) == 1) for log in logs]
+    failed = [entry for entry, _ in read if isinstance(entry, NotAnalysed)]
+    if len(failed) == len(read):
+        shown = "; ".join(f"{for_terminal(f.source)}: {for_terminal(f.reason)}" for f in failed[:3])
+        raise click.ClickException(f"none of the {len(read)} logs could be analysed "
+                                   f"({shown}{'; ...' if len(failed) > 3 else ''})")
+    analyses = [entry for entry, _ in read]
+    rows = compare_rows(analyses, no_content=[why for _, why in read])
     degr = compare_degradation(rows)
     warnings = compare_warnings(analyses)
     if out is not None:
         write_tables({"compare": rows, "degradation": degr}, out, force=force)
+    if failed:  # as `ingest`: everything is printed, and the exit status still says a log failed
+        click.echo(f"{len(failed)} of {len(read)} logs could not be analysed (see their rows)", err=True)
+        click.get_current_context().call_on_close(lambda: sys.exit(1))
     if as_json:
         click.echo(json.dumps({"rows": rows.to_dicts(), "degradation": degr.to_dicts(),
                                "warnings": warnings.to_dicts()}, indent=2, default=str))
     else:
         click.echo(render_compare(rows, degr, warnings))
+
+
+def _analyze_or_why(log: str, engine: str, patterns: tuple[Path, ...], year: int | None, opts: dict[str, Any],
+                    *, alone: bool) -> tuple[Any, str | None]:
+    """`_analyze`, or a `NotAnalysed` saying why `log` could not be read or analysed. A broken
+    grammar (--patterns) concerns every log and is raised, as is any error of a log compared
+    `alone` (it then fails as `summary` would, with the same exit status)."""
+    from logparse.analysis.compare import NotAnalysed
+    from logparse.errors import LogparseError, PatternError
+
+    try:
+        return _analyze(log, engine, patterns, year, opts)
+    except PatternError:
+        raise
+    except (LogparseError, click.ClickException) as exc:
+        if alone:
+            raise
+        reason = exc.message if isinstance(exc, click.ClickException) else str(exc)
+        return NotAnalysed(source=log, reason=reason.removeprefix(f"{log}: ")), None

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -32,16 +33,37 @@ COMPARE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def compare_rows(analyses: Sequence[Analysis], *, tolerance: float = 0.1) -> pl.DataFrame:
+@dataclass(frozen=True, slots=True)
+class NotAnalysed:
+    """A log that could not be read or analysed (no such file, engine not detected, ...), and why."""
+
+    source: str
+    reason: str
+
+
+def compare_rows(analyses: Sequence[Analysis | NotAnalysed], *, tolerance: float = 0.1,
+                 no_content: Sequence[str | None] | None = None) -> pl.DataFrame:
     """One row per (log, phase): input length, N and the stable window's throughput.
 
     Phases without a stable window keep a row with null throughput and the reason in ``note``;
-    a log without phases keeps one row (``phase`` null) with ``no phases: <why>`` in ``note``, so
-    every log given has at least one row. ``input_label`` groups input lengths within
-    `tolerance` of each other (an estimated vLLM input and an exact SGLang one of the same
-    benchmark get the same label).
+    a log without phases keeps one row (``phase`` null) with ``no phases: <why>`` in ``note``,
+    and a log that could not be analysed (`NotAnalysed`) one with ``not analysed: <why>``, so
+    every log given has at least one row. ``no_content`` (aligned with `analyses`) says which
+    logs hold nothing to tell an engine by (``headline.EMPTY_FILE``, ``BLANK_LINES_ONLY``, else
+    None): their rows claim no engine, as an empty log's do. ``input_label`` groups input
+    lengths within `tolerance` of each other (an estimated vLLM input and an exact SGLang one of
+    the same benchmark get the same label).
     """
-    rows = [row for a in analyses for row in (_phase_rows(a) if a.phases.height else [_no_phase_row(a)])]
+    why = list(no_content) if no_content is not None else [None] * len(analyses)
+    rows = []
+    for a, nothing in zip(analyses, why, strict=True):
+        if isinstance(a, NotAnalysed):
+            rows.append({**dict.fromkeys(COMPARE_SCHEMA), "source": a.source,
+                         "note": f"not analysed: {a.reason}"})
+        elif a.phases.height:
+            rows += _phase_rows(a)
+        else:
+            rows.append(_no_phase_row(a, claims_engine=nothing is None))
     frame = pl.DataFrame(rows, schema=COMPARE_SCHEMA, orient="row")
     return frame.with_columns(pl.Series("input_label", _labels(frame, tolerance), dtype=pl.String))
 
@@ -65,10 +87,11 @@ def _phase_rows(a: Analysis) -> list[dict[str, object]]:
     return rows
 
 
-def _no_phase_row(a: Analysis) -> dict[str, object]:
+def _no_phase_row(a: Analysis, *, claims_engine: bool = True) -> dict[str, object]:
     """The one `compare_rows` row of a log without phases: nulls, and why in ``note``."""
-    # An empty log's engine is only the parser's pick: it did not write anything.
-    return {**dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "engine": None if a.empty else a.engine,
+    # An empty (or blank) log's engine is only the parser's pick: it did not write anything.
+    engine = a.engine if claims_engine and not a.empty else None
+    return {**dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "engine": engine,
             "note": f"no phases: {a.no_phases_reason or 'no decode activity'}"}
 
 
@@ -99,11 +122,12 @@ def compare_degradation(rows: pl.DataFrame) -> pl.DataFrame:
 WARNING_SCHEMA: dict[str, pl.DataType] = {"source": pl.String(), "code": pl.String(), "message": pl.String()}
 
 
-def compare_warnings(analyses: Sequence[Analysis]) -> pl.DataFrame:
+def compare_warnings(analyses: Sequence[Analysis | NotAnalysed]) -> pl.DataFrame:
     """The problems met reading each log (its ``input_*`` diagnostics): ``source``, ``code``,
-    ``message``, in the order of `analyses`."""
+    ``message``, in the order of `analyses` (a `NotAnalysed` log has none: its row says why)."""
     parts = [a.diagnostics.filter(pl.col("code").str.starts_with("input_"))
-             .select(pl.lit(a.source, dtype=pl.String).alias("source"), "code", "message") for a in analyses]
+             .select(pl.lit(a.source, dtype=pl.String).alias("source"), "code", "message")
+             for a in analyses if not isinstance(a, NotAnalysed)]
     return pl.concat([pl.DataFrame(schema=WARNING_SCHEMA), *parts], how="vertical_relaxed")
 
 
@@ -141,9 +165,10 @@ def _note_line(row: dict[str, object]) -> str:
     return for_terminal(f"{row['source']}{where}: {row['note']}")
 
 
-def core_result(rows: pl.DataFrame, degr: pl.DataFrame) -> str | None:
-    """A scenario × engine table like a write-up's "Core Result" (None unless it is well defined:
-    at least two engines, one trusted window per engine and input length)."""
+def core_result_frame(rows: pl.DataFrame, degr: pl.DataFrame) -> pl.DataFrame | None:
+    """The cells of the Core Result table (see `core_result`) as a frame of strings: ``scenario``,
+    one column per engine (sorted), ``result``; one row per scenario line, the cells exactly as
+    the text shows them. None unless the table is well defined."""
     usable = rows.filter(pl.col("trusted").fill_null(False) & pl.col("input_label").is_not_null())
     engines = usable.get_column("engine").unique().sort().to_list()
     if len(engines) < 2 or usable.group_by("engine", "input_label").len().get_column("len").max() != 1:
@@ -170,7 +195,18 @@ def core_result(rows: pl.DataFrame, degr: pl.DataFrame) -> str | None:
                  if e in by_engine else "-" for e in engines]
         best = min(by_engine, key=lambda e: by_engine[e]["ratio"]) if len(by_engine) > 1 else None
         table_rows.append([f"decode degradation {lo}→{hi}", *cells, f"{best} scales better" if best else ""])
-    return render_table(table_rows, ["scenario", *engines, "result"], align="l" + "r" * len(engines) + "l")
+    columns = ["scenario", *engines, "result"]
+    return pl.DataFrame(table_rows, schema={c: pl.String() for c in columns}, orient="row")
+
+
+def core_result(rows: pl.DataFrame, degr: pl.DataFrame) -> str | None:
+    """A scenario × engine table like a write-up's "Core Result" (None unless it is well defined:
+    at least two engines, one trusted window per engine and input length)."""
+    frame = core_result_frame(rows, degr)
+    if frame is None:
+        return None
+    engines = frame.width - 2
+    return render_table(frame.rows(), frame.columns, align="l" + "r" * engines + "l")
 
 
 def _ns(part: dict[str, dict[str, object]]) -> str:

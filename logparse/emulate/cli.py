@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from logparse.emulate.core import emulate
+from logparse.emulate.eras import SGLANG_ERAS, VLLM_ERAS, Era
 from logparse.emulate.params import PhaseParams, RunParams
-from logparse.emulate.presets import preset
+from logparse.emulate.presets import PRESETS, preset, scenarios
 
 DEFAULT_PHASE = PhaseParams(concurrency=8, input_len=4096, output_len=1024, decode_tps=25.0)
 
@@ -28,19 +29,45 @@ def build_params(engine: str, era: str | None, preset_name: str | None, concurre
                    seed=seed if seed is not None else params.seed)
 
 
+def _era_help() -> str:
+    """The eras each engine renders, newest last, with the releases each covers."""
+    def names(eras: tuple[Era, ...]) -> str:
+        spans = {e.name: e.first if e.first == e.last else f"{e.first}..{e.last}" for e in eras}
+        return ", ".join(name if span == name else f"{name} ({span})" for name, span in spans.items())
+
+    return (f"Era, or a release it covers: vLLM {names(VLLM_ERAS)}; SGLang {names(SGLANG_ERAS)}. "
+            f"[default: the preset's, else the newest: vLLM {VLLM_ERAS[-1].name}, "
+            f"SGLang {SGLANG_ERAS[-1].name}]")
+
+
+def _preset_help() -> str:
+    """The preset names, the scenarios listed under the engine they are for."""
+    by_engine: dict[str, list[str]] = {"vllm": [], "sglang": []}
+    for key in scenarios():
+        engine, name = key.split("/", 1)
+        by_engine.setdefault(engine, []).append(name)
+    return (f"Named run: {', '.join(PRESETS)} (either engine); vLLM: {', '.join(by_engine['vllm'])}; "
+            f"SGLang: {', '.join(by_engine['sglang'])}. [default: none, one phase of "
+            f"N={DEFAULT_PHASE.concurrency}, {DEFAULT_PHASE.input_len} prompt and {DEFAULT_PHASE.output_len} "
+            "output tokens]")
+
+
 @click.command("emulate", short_help="Render a synthetic engine log.")
 @click.option("--engine", type=click.Choice(["vllm", "sglang"]), required=True, help="Engine to emulate.")
-@click.option("--era", help="Era or release: vLLM 0.6.6, 0.10.2, 0.11.2, 0.26, 0.31; "
-                             "SGLang 0.4.8, 0.5.6, 0.5.14.")
-@click.option("--preset", "preset_name", help="gpustack-64k, gpustack-200k, or a scenario name.")
-@click.option("--concurrency", type=click.IntRange(min=1), help="Requests per phase (N).")
-@click.option("--input-len", type=click.IntRange(min=1), help="Prompt tokens per request.")
-@click.option("--output-len", type=click.IntRange(min=2), help="Output tokens per request.")
-@click.option("--seed", type=int, help="Noise seed (runs are deterministic per seed).")
+@click.option("--era", metavar="ERA", help=_era_help())
+@click.option("--preset", "preset_name", metavar="NAME", help=_preset_help())
+@click.option("--concurrency", type=click.IntRange(min=1),
+              help=f"Requests per phase (N). [default: the preset's, else {DEFAULT_PHASE.concurrency}]")
+@click.option("--input-len", type=click.IntRange(min=1),
+              help=f"Prompt tokens per request. [default: the preset's, else {DEFAULT_PHASE.input_len}]")
+@click.option("--output-len", type=click.IntRange(min=2),
+              help=f"Output tokens per request. [default: the preset's, else {DEFAULT_PHASE.output_len}]")
+@click.option("--seed", type=int, help="Noise seed (runs are deterministic per seed). "
+                                       f"[default: the preset's, else {RunParams().seed}]")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Log file (default stdout).")
+              help="Log file. [default: stdout]")
 @click.option("--truth", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the ground truth JSON here.")
+              help="Write the ground truth JSON here. [default: not written]")
 def emulate_command(engine: str, era: str | None, preset_name: str | None, concurrency: int | None,
                     input_len: int | None, output_len: int | None, seed: int | None, output: Path | None,
                     truth: Path | None) -> None:

@@ -401,35 +401,24 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
     _guard(items, notes, sec, "memory", memory)
 
 
-def text_table_frame(text: str) -> pl.DataFrame:
-    """The rows of a plain-text table (header, dashed rule, rows; `analysis.text.render_table`)
-    as a frame of strings: each column spans its run of dashes."""
-    header, rule, *rows = text.splitlines()
-    spans = [m.span() for m in re.finditer(r"-+", rule)]
-    names = [header[a:b].strip() for a, b in spans]
-    cells = [[row[a:b].strip() for a, b in spans] for row in rows]
-    return pl.DataFrame(cells, schema={n: pl.String() for n in names}, orient="row")
-
-
 def core_result_table(runs: Sequence[R.LogRun], notes: list[Note]) -> pl.DataFrame | None:
     """`logparse compare`'s Core Result of the analysed logs (stable decode per engine and input
     length, who leads by how much, degradation), or None with a note saying why it is missing."""
-    from logparse.analysis.compare import compare_degradation, compare_rows, core_result
+    from logparse.analysis.compare import compare_degradation, compare_rows, core_result_frame
 
     analysed = [r.analysis for r in runs if r.analysis is not None]
     if len(analysed) < 2:
         return None
     try:
         rows = compare_rows(analysed)
-        text = core_result(rows, compare_degradation(rows))
+        core = core_result_frame(rows, compare_degradation(rows))
     except Exception as exc:  # the report goes on without it, as without a chart that fails
         notes.append(Note("across logs", f"Core Result skipped: {type(exc).__name__}: {exc}", "warning"))
         return None
-    if text is None:
+    if core is None:
         notes.append(Note("across logs", "Core Result not shown: it needs logs of two engines with one "
                           "trusted stable window per engine and input length (as `logparse compare`)"))
-        return None
-    return text_table_frame(text)
+    return core
 
 
 def bench_charts(bench: BenchAnalysis, notes: list[Note]) -> list[ChartItem]:
