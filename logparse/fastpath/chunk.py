@@ -168,28 +168,6 @@ def _line_checks(data: bytes, lines: pl.Series) -> tuple[pl.Series | None, pl.Se
     return slow_mask, texts, lengths, longest
 
 
-@dataclass(frozen=True)
-class BlockText:
-    """What a block's texts can hold: the block's bytes, plus the texts whose colour codes were removed.
-
-    Every other text is a piece of `data`, so a literal found in neither is in no text of the block.
-    """
-
-    data: bytes
-    uncoloured: str
-
-    @classmethod
-    def of(cls, data: bytes, lines: pl.Series, texts: pl.Series) -> BlockText:
-        if texts is lines:
-            return cls(data, "")
-        changed = texts.ne_missing(lines)
-        return cls(data, "\n".join(texts.filter(changed).to_list()))
-
-    def may_hold(self, literal: str, encoded: bytes) -> bool:
-        """False when no text of the block contains `literal` (`encoded` is its UTF-8)."""
-        return encoded in self.data or (bool(self.uncoloured) and literal in self.uncoloured)
-
-
 def _parse_block(ctx: ChunkContext, data: bytes, first_line: int, lines: pl.Series, texts: pl.Series,
                  slow_mask: pl.Series | None, lengths: pl.Series, longest: int,
                  counts: Counter[str]) -> ChunkResult:
@@ -199,8 +177,6 @@ def _parse_block(ctx: ChunkContext, data: bytes, first_line: int, lines: pl.Seri
     slow_parts: list[pl.Series] = []
     fast_count = 0
     if ctx.plan is not None and ctx.plan.envelopes:
-        with stage("rule prefilters (anchors, exclusions)"):
-            block_text = BlockText.of(data, lines, texts)  # a rule whose anchor no line holds is skipped
         avail = pl.DataFrame({"i": pl.int_range(0, n, dtype=pl.UInt32, eager=True), "t": texts})
         if slow_mask is not None:
             slow_parts.append(avail.get_column("i").filter(slow_mask))
@@ -226,7 +202,7 @@ def _parse_block(ctx: ChunkContext, data: bytes, first_line: int, lines: pl.Seri
             for rule in env.rules:
                 if pending.height == 0:
                     break
-                pending = _apply_rule(ctx, rule, pending, first_line, frames, ts_parts, slow_parts, block_text)
+                pending = _apply_rule(ctx, rule, pending, first_line, frames, ts_parts, slow_parts)
             slow_parts.append(pending.get_column("i"))
         slow_parts.append(avail.get_column("i"))
         fast_count = sum(len(idx) for idx, _ in ts_parts)
@@ -301,11 +277,8 @@ def _or(a: pl.Series | None, b: pl.Series) -> pl.Series:
 
 def _apply_rule(ctx: ChunkContext, rule: RulePlan, pending: pl.DataFrame, first_line: int,
                 frames: dict[str, list[pl.DataFrame]], ts_parts: list[tuple[pl.Series, pl.Series]],
-                slow_parts: list[pl.Series], block_text: BlockText | None = None) -> pl.DataFrame:
+                slow_parts: list[pl.Series]) -> pl.DataFrame:
     """Take the lines of `pending` that `rule` reads; return the lines still pending."""
-    if block_text is not None and not all(block_text.may_hold(anchor, encoded)
-                                          for anchor, encoded in zip(rule.anchors, rule.anchor_bytes)):
-        return pending
     with stage("rule prefilters (anchors, exclusions)"):
         found = _candidates(rule, pending, slow_parts)
     if found is None:

@@ -85,11 +85,6 @@ class RulePlan:
     def kind(self) -> str:
         return self.rule.kind
 
-    @property
-    def anchor_bytes(self) -> tuple[bytes, ...]:
-        """The anchors as UTF-8, to look for in a block's bytes."""
-        return tuple(anchor.encode("utf-8") for anchor in self.anchors)
-
 
 @dataclass(frozen=True)
 class EnvelopePlan:

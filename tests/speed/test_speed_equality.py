@@ -151,8 +151,7 @@ def test_generated_vllm_logs(tmp_path: Path, data: bytes, block: int, year: int 
 
 @pytest.mark.parametrize("code", ["\x1b[0m", "[1;36m", "[0m"])
 def test_a_colour_code_inside_an_anchor_still_types_the_line(code: str, tmp_path: Path) -> None:
-    # A block whose bytes lack a rule's anchor skips that rule; a colour code splitting the anchor
-    # leaves it out of the bytes, yet the line without its colour code holds it.
+    # The anchor is not in the line's bytes, only in its text once the colour code is removed.
     line = ("(APIServer pid=719) INFO 06-05 14:58:56 [loggers.py:271] Engine 000: Avg prompt throughput: "
             "2870.5 tokens/s, Avg generation throughput: 0.8 tokens/s, Running: 10 reqs, Waiting: 0 reqs, "
             "GPU KV cache usage: 20.8%, Prefix cache hit rate: 0.0%")
