@@ -140,6 +140,7 @@ def load_runs(
     raise; a log whose analysis fails is kept with its error, so the report still shows what
     could be read. `engine` is `auto` or the engine that wrote every log file."""
     from logparse.analysis.analyze import analyze
+    from logparse.headline import no_content_of
     from logparse.pipeline import ingest
 
     runs: list[R.LogRun] = []
@@ -153,7 +154,9 @@ def load_runs(
             engine=engine,
             on_event=_line_counter(progress) if getattr(progress, "enabled", False) else None,
         )
-        name = f"{result.engine} {log_label(path)}"
+        no_content = no_content_of(result)
+        engine_shown = "-" if no_content else result.engine  # a stand-in grammar read it: no finding
+        name = log_label(path) if no_content else f"{result.engine} {log_label(path)}"
         if name in names:
             name = f"{name} ({i})"
         names.add(name)
@@ -167,11 +170,13 @@ def load_runs(
             error = f"analysis failed: {type(exc).__name__}: {exc}"
         if error is not None:
             notes.append(Note(name, f"not analysed: {error}", "warning"))
+        elif no_content:
+            notes.append(Note(name, f"{no_content}: no engine, nothing to chart", "info"))
         runs.append(
             R.LogRun(
                 path="standard input" if path == STDIN else str(path),
                 name=name,
-                engine=result.engine,
+                engine=engine_shown,
                 tables=result.tables,
                 analysis=analysis,
                 error=error,

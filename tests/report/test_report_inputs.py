@@ -116,3 +116,13 @@ def test_report_says_a_truncated_log_was_not_read_whole(tmp_path: Path) -> None:
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
     summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
     assert "compressed stream ends early" in page and "compressed stream ends early" in summary
+
+
+def test_an_empty_log_claims_no_engine_in_the_report(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    code, output = _report(str(empty), str(VLLM_64K), "-o", str(tmp_path / "r"))
+    assert code == 0, output
+    summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    assert "| empty | - |" in summary and "sglang" not in summary
+    assert "empty file: no engine" in summary
