@@ -120,7 +120,7 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
     analysis, no_content = _analyze(log, engine, patterns, year, opts)
     summary = _without_engine(summary_dict(analysis), no_content)
     if out is not None:
-        write_tables(analysis.frames(), out, force=force)
+        write_tables(analysis.frames(), out, force=force, sources=[log])
         (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     click.echo(json.dumps(summary, indent=2) if as_json else _render_summary(summary))
 
@@ -145,7 +145,9 @@ def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | Non
     runs = []
     previous = [] if out is None else previous_out_names(out)
     with ExitStack() as stack:
-        tmp = None if out is None else stack.enter_context(table_folder(out, force=force))
+        tmp = None
+        if out is not None:
+            tmp = stack.enter_context(table_folder(out, force=force, sources=[str(dataset)]))
         debug = bool(os.environ.get("LOGPARSE_DEBUG"))
         for run in analyze_runs(dataset, patterns=patterns, raise_internal=debug,
                                 on_start=on_start if progress else None, **opts):
@@ -197,7 +199,7 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
     summary = summary_dict(analysis)
     if out is not None:
         write_tables({k: v for k, v in analysis.frames().items() if k in ("samples", "phases", "windows")},
-                     out, force=force)
+                     out, force=force, sources=[log])
     warnings = input_warnings(summary)
     if as_json:  # stdout stays the phases list: the warnings go beside it
         click.echo(json.dumps(summary["phases"], indent=2))
@@ -243,7 +245,7 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
     degr = compare_degradation(rows)
     warnings = compare_warnings(analyses)
     if out is not None:
-        write_tables({"compare": rows, "degradation": degr}, out, force=force)
+        write_tables({"compare": rows, "degradation": degr}, out, force=force, sources=list(logs))
     if failed:  # as `ingest`: everything is printed, and the exit status still says a log failed
         click.echo(f"{len(failed)} of {len(read)} logs could not be analysed (see their rows)", err=True)
         click.get_current_context().call_on_close(lambda: sys.exit(1))

@@ -164,3 +164,16 @@ def test_one_log_over_another_logs_tables_is_refused(tmp_path: Path, extra: tupl
     assert run("ingest", str(first), "--out", str(out), *extra).exit_code == 0
     refused = run("ingest", str(second), "--out", str(out), *extra)
     assert refused.exit_code == 1 and "first.log" in refused.output
+
+
+@pytest.mark.parametrize("command", ["summary", "windows", "compare"])
+def test_analysis_out_keeps_another_logs_tables(command: str, tmp_path: Path) -> None:
+    first, second = tmp_path / "first.log", tmp_path / "second.log"
+    for path in (first, second):
+        path.write_text(f"{STATS}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert run("ingest", str(first), "--out", str(out)).exit_code == 0
+    refused = run(command, str(second), "--out", str(out))
+    assert refused.exit_code == 1 and "holds the tables of other logs" in refused.output
+    assert (out / "engine_stats.parquet").exists()
+    assert run(command, str(first), "--out", str(out)).exit_code == 0  # the same log: its own folder
