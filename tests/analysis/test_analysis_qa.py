@@ -9,14 +9,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner, Result
 
 from logparse.analysis import analyze, summary_dict
 from logparse.analysis import compare
 from logparse.analysis.fleet import FLEET_SCHEMA, fleet_row, render_fleet
 from logparse.analysis.summary import render_summary
 from logparse.analysis.windows import mark_stable, no_window_reasons
-from logparse.cli import cli
+from cli_checks import empty_log, invoke  # noqa: F401 (empty_log: a pytest fixture)
 from logparse.pipeline import ingest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -26,20 +25,6 @@ TWO_PHASES = FIXTURES / "vllm" / "emulated-0.6-spec-two-phases.log"
 STATS = ("(APIServer pid=1) INFO 07-28 17:00:{s:02d} [loggers.py:127] Engine 000: Avg prompt throughput: "
          "{p:.1f} tokens/s, Avg generation throughput: {g:.1f} tokens/s, Running: {r} reqs, Waiting: 0 reqs, "
          "GPU KV cache usage: 5.0%, Prefix cache hit rate: 0.0%")
-
-
-def invoke(*args: str) -> Result:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    assert "Traceback" not in result.output
-    return result
-
-
-@pytest.fixture
-def empty_log(tmp_path: Path) -> Path:
-    path = tmp_path / "empty.log"
-    path.write_bytes(b"")
-    return path
 
 
 @pytest.fixture

@@ -7,21 +7,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner, Result
 
 from logparse.analysis.compare import NotAnalysed, compare_rows, compare_warnings
-from logparse.cli import cli
+from cli_checks import invoke
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 VLLM_64K = FIXTURES / "vllm" / "gpustack-64k.log"
 NOT_A_LOG = "line {i}: nothing an engine prints\n"
-
-
-def invoke(*args: str) -> Result:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    assert "Traceback" not in result.output
-    return result
 
 
 @pytest.fixture

@@ -6,28 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from logparse.cli import cli
+from cli_checks import empty_log, invoke  # noqa: F401 (empty_log: a pytest fixture)
 from logparse.headline import BLANK_LINES_ONLY, EMPTY_FILE
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 VLLM_64K = FIXTURES / "vllm" / "gpustack-64k.log"
 ENGINES = ("vllm", "sglang")
-
-
-def invoke(*args: str) -> Result:
-    result = CliRunner().invoke(cli, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    assert "Traceback" not in result.output
-    return result
-
-
-@pytest.fixture
-def empty_log(tmp_path: Path) -> Path:
-    path = tmp_path / "empty.log"
-    path.write_bytes(b"")
-    return path
 
 
 @pytest.fixture
