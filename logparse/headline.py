@@ -143,7 +143,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
         grouped = (_lazy(jit).group_by(pl.col("what").fill_null("other").str.split(":").list.first())
                    .len().collect().sort("len", descending=True))
         jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
-    no_content = no_content_of(result)
+    no_content = no_content_of(result.lines, result.scores)
     empty = no_content is not None
     return {
         "source": result.source,
@@ -184,24 +184,15 @@ def headline(result: IngestResult) -> dict[str, Any]:
     }
 
 
-def no_content_of(result: Any) -> str | None:
-    """Why an ingested log names no engine (`EMPTY_FILE`, `BLANK_LINES_ONLY`), or None.
+def no_content_of(lines: int, scores: Mapping[str, float]) -> str | None:
+    """Why a log of `lines` lines, read with detection `scores`, names no engine, or None.
 
-    An empty or blank input is read with a stand-in grammar and no detection scores: nothing in
-    it names an engine.
+    An empty or blank input is read with a stand-in grammar and no detection scores
+    (`pipeline.choose_engine`): nothing in it names an engine. `EMPTY_FILE`, `BLANK_LINES_ONLY`.
     """
-    if not result.lines:
+    if not lines:
         return EMPTY_FILE
-    return BLANK_LINES_ONLY if not result.scores else None
-
-
-def without_engine(facts: dict[str, Any], why: str) -> dict[str, Any]:
-    """`facts` of a log with nothing to tell its engine by (`why`: `EMPTY_FILE`, `BLANK_LINES_ONLY`).
-
-    The grammar it was read with was a placeholder: the facts claim no engine and no coverage.
-    """
-    facts.update(engine=None, engine_scores={}, no_content=why, coverage=None)
-    return facts
+    return BLANK_LINES_ONLY if not scores else None
 
 
 def _fmt(value: Any, unit: str = "") -> str:

@@ -54,7 +54,7 @@ def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None
         raise click.ClickException(f"{log}: internal error while analysing ({type(exc).__name__}: {exc}); "
                                    "set LOGPARSE_DEBUG=1 for the traceback") from None
     # An empty or blank log was read with a placeholder grammar: its engine is no finding.
-    no_content = no_content_of(result)
+    no_content = no_content_of(result.lines, result.scores)
     return analysis, no_content
 
 

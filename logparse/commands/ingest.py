@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -14,11 +13,7 @@ import click
 from logparse.commands.options import engine_option, grammar_options
 from logparse.escape import for_terminal, json_line
 from logparse.escape import json_default as _json_default
-from logparse.headline import EMPTY_FILE, headline, render_headline, without_engine
-
-
-# Each log with the engine to read it with and why it names no engine (see `_plan`).
-Plan = list[tuple[str, str, str | None]]
+from logparse.headline import headline, no_content_of, render_headline
 
 
 def _jsonl_sink(event: Mapping[str, Any]) -> None:
@@ -70,16 +65,14 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
             raise click.UsageError(f"--json is --format json; it cannot go with --format {fmt}")
         fmt = "json"
     files, several = expand_inputs(logs)
-    plan = _plan(files, engine, patterns)
     if reference or (fmt == "jsonl" and not _jsonl_streams(files, patterns)):
-        summaries = _ingest_in_memory(plan, several, out, fmt, force, reference, patterns, year)
+        summaries = _ingest_in_memory(files, engine, several, out, fmt, force, reference, patterns, year)
     elif fmt == "jsonl":
-        summaries = _ingest_jsonl(plan, several, out, force, patterns, year, jobs)
+        summaries = _ingest_jsonl(files, engine, several, out, force, patterns, year, jobs)
     elif several:
-        summaries = _ingest_dataset(plan, out, force, jobs, patterns, year, fmt)
+        summaries = _ingest_dataset(files, engine, out, force, jobs, patterns, year, fmt)
     else:
-        log, log_engine, why = plan[0]
-        summaries = [_mark(_ingest_one(log, log_engine, out, force, patterns, year, jobs), why)]
+        summaries = [_ingest_one(files[0], engine, out, force, patterns, year, jobs)]
         if fmt == "table":
             click.echo(render_headline(summaries[0]))
     if fmt == "json":
@@ -87,39 +80,9 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
         click.echo(json.dumps(payload, indent=2, default=_json_default))
 
 
-def _plan(files: list[str], engine: str, patterns: tuple[Path, ...]) -> Plan:
-    """Each log with the engine to read it with, and why it names none (`detect.head_lines`).
-
-    A log of blank lines leaves `--engine auto` nothing to detect from: it is read with the grammar
-    an empty log gets (`pipeline.choose_engine`; blank lines are unparsed in every grammar), and its
-    headline claims no engine. Only regular files are looked at twice (not stdin, a FIFO, a table
-    folder).
-    """
-    from logparse.commands.detect import head_lines
-    from logparse.errors import LogparseError
-    from logparse.grammar import load_grammar
-
-    plan: Plan = []
-    for log in files:
-        why = None
-        if engine == "auto" and os.path.isfile(log):
-            try:
-                why = head_lines(log, limit=1)[1]
-            except LogparseError:
-                pass  # unreadable: said so when it is parsed, with the other logs still read
-        plan.append((log, sorted(load_grammar(patterns).engines)[0] if why else engine, why))
-    return plan
-
-
-def _mark(facts: dict[str, Any], why: str | None) -> dict[str, Any]:
-    """`facts`, claiming no engine when the log had nothing to tell it by."""
-    return without_engine(facts, why) if why and "error" not in facts else facts
-
-
-def _events_note(source: str, lines: int, engine: str, coverage: float, why: str | None) -> str:
+def _events_note(source: str, lines: int, engine: str, coverage: float, scores: Mapping[str, float]) -> str:
     """The line `--format jsonl` prints on stderr after each log."""
-    if why is None and not lines:
-        why = EMPTY_FILE
+    why = no_content_of(lines, scores)
     read = f"{why}, no engine" if why else f"{engine}, coverage {coverage:.1%}"
     return f"{for_terminal(source)}: {lines:,} events ({read})"
 
@@ -155,7 +118,7 @@ def _jsonl_streams(files: list[str], patterns: tuple[Path, ...]) -> bool:
     return not unfaithful(load_grammar(patterns))
 
 
-def _ingest_jsonl(plan: Plan, several: bool, out: Path | None, force: bool,
+def _ingest_jsonl(files: list[str], engine: str, several: bool, out: Path | None, force: bool,
                   patterns: tuple[Path, ...], year: int | None, jobs: int | None) -> list[dict[str, Any]]:
     """Each log in turn, block by block: its events as JSON lines on stdout (and its tables into --out)."""
     from logparse.fastpath.dataset import run_names
@@ -168,7 +131,7 @@ def _ingest_jsonl(plan: Plan, several: bool, out: Path | None, force: bool,
 
     grammar = load_grammar(patterns)
 
-    def one(log: str, engine: str, why: str | None, folder: Path | None, layout: str) -> None:
+    def one(log: str, folder: Path | None, layout: str) -> None:
         output = JsonlOutput(grammar, sys.stdout)
 
         def sink() -> Sink:
@@ -182,22 +145,23 @@ def _ingest_jsonl(plan: Plan, several: bool, out: Path | None, force: bool,
             save_read_stats(outcome.stats, folder)  # as `fastpath.run.stream_to_folder` keeps them
         counts = LineCounts()
         counts.counts = outcome.counts
-        click.echo(_events_note(outcome.source, counts.lines, outcome.engine, counts.coverage, why), err=True)
+        note = _events_note(outcome.source, counts.lines, outcome.engine, counts.coverage, outcome.scores)
+        click.echo(note, err=True)
 
     if out is None:
-        for log, engine, why in plan:
-            one(log, engine, why, None, "flat")
+        for log in files:
+            one(log, None, "flat")
     else:
-        with table_folder(out, force=force, sources=[log for log, _, _ in plan]) as tmp:
-            for (log, engine, why), name in zip(plan, run_names([log for log, _, _ in plan])):
+        with table_folder(out, force=force, sources=files) as tmp:
+            for log, name in zip(files, run_names(files)):
                 if several:
-                    one(log, engine, why, tmp / f"run={name}", "hive")
+                    one(log, tmp / f"run={name}", "hive")
                 else:
-                    one(log, engine, why, tmp, "flat")
+                    one(log, tmp, "flat")
     return []
 
 
-def _ingest_dataset(plan: Plan, out: Path | None, force: bool, jobs: int | None,
+def _ingest_dataset(files: list[str], engine: str, out: Path | None, force: bool, jobs: int | None,
                     patterns: tuple[Path, ...], year: int | None, fmt: str) -> list[dict[str, Any]]:
     """Several logs into a dataset DIR/run=<name>/kind=<kind>/ (or headlines only): a large log alone
     on all threads, small logs side by side (see `run_jobs`)."""
@@ -206,7 +170,6 @@ def _ingest_dataset(plan: Plan, out: Path | None, force: bool, jobs: int | None,
     from logparse.reader import input_size
     from logparse.tables import table_folder
 
-    files = [log for log, _, _ in plan]
     parallel = jobs or default_jobs()
     names = run_names(files)
     sizes = [input_size(f) or 0 for f in files]
@@ -219,7 +182,7 @@ def _ingest_dataset(plan: Plan, out: Path | None, force: bool, jobs: int | None,
     def on_done(i: int, facts: dict[str, Any]) -> None:
         nonlocal done_bytes, printed
         done_bytes += sizes[i]
-        results[i] = _mark(facts, plan[i][2])
+        results[i] = facts
         if bar is not None:
             bar(done_bytes, total)
         while printed < len(files) and results[printed] is not None:
@@ -237,13 +200,13 @@ def _ingest_dataset(plan: Plan, out: Path | None, force: bool, jobs: int | None,
     def jobs_for(folder: Path | None) -> list[Job]:
         return [Job(log=f, run=name, engine=engine, year=year, patterns=tuple(str(p) for p in patterns),
                     folder=None if folder is None else str(folder / f"run={name}"))
-                for (f, engine, _), name in zip(plan, names)]
+                for f, name in zip(files, names)]
 
     try:
         if out is None:
             facts = run_jobs(jobs_for(None), parallel=parallel, on_done=on_done)
         else:
-            with table_folder(out, force=force, sources=[log for log, _, _ in plan]) as tmp:
+            with table_folder(out, force=force, sources=files) as tmp:
                 facts = run_jobs(jobs_for(tmp), parallel=parallel, on_done=on_done)
     finally:
         if bar is not None:
@@ -256,7 +219,7 @@ def _ingest_dataset(plan: Plan, out: Path | None, force: bool, jobs: int | None,
     return [f for f in facts if "error" not in f]
 
 
-def _ingest_in_memory(plan: Plan, several: bool, out: Path | None, fmt: str, force: bool,
+def _ingest_in_memory(files: list[str], engine: str, several: bool, out: Path | None, fmt: str, force: bool,
                       reference: bool, patterns: tuple[Path, ...], year: int | None) -> list[dict[str, Any]]:
     """The reference pipeline: every line through `LineParser`, tables in memory, logs one by one."""
     from logparse.fastpath.dataset import run_names
@@ -266,15 +229,15 @@ def _ingest_in_memory(plan: Plan, several: bool, out: Path | None, fmt: str, for
     from logparse.tables import table_folder, write_tables
 
     summaries = []
-    names = run_names([log for log, _, _ in plan])
+    names = run_names(files)
     sink = _jsonl_sink if fmt == "jsonl" else None
     results = []
-    for log, engine, why in plan:
+    for log in files:
         result = ingest(log, engine=engine, year=year, patterns=patterns, on_event=sink, reference=True)
         if out is not None and not several:
             write_tables(result.tables, out, force=force, sources=[log])
             save_read_stats(result.stats, out)  # as `fastpath.run.stream_to_folder` keeps them
-        facts = _mark(headline(result), why)
+        facts = headline(result)
         summaries.append(facts)
         results.append(result)
         if fmt == "table":
@@ -282,10 +245,10 @@ def _ingest_in_memory(plan: Plan, several: bool, out: Path | None, fmt: str, for
                 click.echo("")
             click.echo(render_headline(facts))
         elif fmt == "jsonl":
-            note = _events_note(result.source, result.lines, result.engine, result.coverage, why)
+            note = _events_note(result.source, result.lines, result.engine, result.coverage, result.scores)
             click.echo(note, err=True)
     if out is not None and several:
-        with table_folder(out, force=force, sources=[log for log, _, _ in plan]) as tmp:
+        with table_folder(out, force=force, sources=files) as tmp:
             for name, result in zip(names, results):
                 run = tmp / f"run={name}"
                 for kind, frame in result.tables.items():

@@ -154,7 +154,7 @@ def load_runs(
             engine=engine,
             on_event=_line_counter(progress) if getattr(progress, "enabled", False) else None,
         )
-        no_content = no_content_of(result)
+        no_content = no_content_of(result.lines, result.scores)
         engine_shown = "-" if no_content else result.engine  # a stand-in grammar read it: no finding
         name = log_label(path) if no_content else f"{result.engine} {log_label(path)}"
         if name in names:
