@@ -9,6 +9,7 @@ import polars as pl
 from logparse.drift import drift_facts, render_drift
 from logparse.escape import for_terminal
 from logparse.pipeline import IngestResult
+from logparse.reader import ReadStats, read_problems
 
 
 Frame = pl.DataFrame | pl.LazyFrame
@@ -240,16 +241,11 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("warnings", ", ".join(f"{k} {v}" for k, v in facts["warnings_by_category"].items()) or "0"),
     ]
     inp = facts["input"]
-    notes = []
-    if inp["invalid_utf8_lines"]:
-        notes.append(f"{inp['invalid_utf8_lines']} line(s) with invalid UTF-8 (replaced)")
-    if inp["nul_lines"]:
-        notes.append(f"{inp['nul_lines']} line(s) with NUL bytes")
-    if inp["truncated_last_line"]:
-        notes.append("last line has no newline (truncated file?)")
-    notes.extend(inp["notes"])
-    if notes:
-        rows.append(("input", "; ".join(notes)))
+    read = ReadStats(invalid_utf8_lines=inp["invalid_utf8_lines"], nul_lines=inp["nul_lines"],
+                     truncated_last_line=inp["truncated_last_line"], notes=list(inp["notes"]))
+    problems = read_problems(read)
+    if problems:
+        rows.append(("input", "; ".join(message for _, message in problems)))
     width = max(len(k) for k, _ in rows)
     out = [f"{k:<{width}}  {for_terminal(v)}" for k, v in rows]  # values hold text from the log
     kinds = facts["lines_per_kind"]

@@ -52,6 +52,21 @@ class ReadStats:
     long_line_bytes_skipped: int = 0
 
 
+def read_problems(stats: ReadStats) -> list[tuple[str, str]]:
+    """``(code, message)`` for each problem met reading the input: the reader's notes first (they
+    say where reading stopped), then cut last line, invalid UTF-8 and NUL counts. One wording for
+    the `ingest` headline and the post-mortem's ``input_*`` warnings."""
+    found = [("input_read", note) for note in stats.notes]
+    if stats.truncated_last_line:
+        found.append(("input_truncated_last_line", "last line has no newline (truncated file?)"))
+    if stats.invalid_utf8_lines:
+        found.append(("input_invalid_utf8",
+                      f"{stats.invalid_utf8_lines} line(s) with invalid UTF-8 (replaced)"))
+    if stats.nul_lines:
+        found.append(("input_nul_bytes", f"{stats.nul_lines} line(s) with NUL bytes"))
+    return found
+
+
 # Beside a log's tables: what reading the log found. Spark and Hive skip files whose name starts with "_".
 STATS_FILE = "_read_stats.json"
 
@@ -395,4 +410,5 @@ def input_mtime(path: str | Path) -> dt.datetime | None:
 
 
 __all__ = ["BLOCK_BYTES", "STATS_FILE", "Block", "ReadStats", "describe", "input_mtime", "input_size",
-           "iter_blocks", "iter_lines", "load_read_stats", "open_log", "read_lines", "save_read_stats"]
+           "iter_blocks", "iter_lines", "load_read_stats", "open_log", "read_lines", "read_problems",
+           "save_read_stats"]

@@ -33,7 +33,7 @@ import polars as pl
 
 from logparse.analysis._frames import table
 from logparse.analysis.phases import assign_phase_by_time
-from logparse.reader import ReadStats
+from logparse.reader import ReadStats, read_problems
 
 DIAGNOSTIC_SCHEMA: dict[str, pl.DataType] = {
     "code": pl.String(),
@@ -104,19 +104,8 @@ def runtime_jit(tables: Mapping[str, pl.DataFrame], *, ready: Any, phases: pl.Da
 
 def input_problems(stats: ReadStats | None) -> list[tuple[str, str]]:
     """``(code, message)`` for each problem met while reading the input, worded as `ingest` words
-    them (the reader's notes first: they say where reading stopped)."""
-    if stats is None:
-        return []
-    found = [("input_read", note) for note in stats.notes]
-    if stats.truncated_last_line:
-        found.append(("input_truncated_last_line",
-                      "the last line of the input has no newline (truncated file?)"))
-    if stats.invalid_utf8_lines:
-        found.append(("input_invalid_utf8", f"{stats.invalid_utf8_lines:,} line(s) of the input with "
-                                            "invalid UTF-8 (replaced by U+FFFD)"))
-    if stats.nul_lines:
-        found.append(("input_nul_bytes", f"{stats.nul_lines:,} line(s) of the input with NUL bytes"))
-    return found
+    them (`reader.read_problems`); none when the read stats are unknown."""
+    return [] if stats is None else read_problems(stats)
 
 
 def is_empty_log(tables: Mapping[str, pl.DataFrame]) -> bool:
@@ -350,14 +339,13 @@ def kv_overcommit(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
     if rows.is_empty():
         return None
     b = rows.row(0, named=True)
-    fit = _engine_fit_gib(b)
-    if fit is None:
-        fit = b["usable_gib"] - sum(b[c] for c in BUDGET_PARTS[1:])
+    engine_fit = _engine_fit_gib(b)
+    fit = engine_fit if engine_fit is not None else b["usable_gib"] - sum(b[c] for c in BUDGET_PARTS[1:])
     if b["kv_gib"] <= fit + KV_OVERCOMMIT_SLACK_GIB:
         return None
     budget = ("" if b["usable_gib"] is None else
               f"{b['usable_gib']:.2f} GiB usable at utilization {b['gpu_memory_utilization']}")
-    if _engine_fit_gib(b) is not None:
+    if engine_fit is not None:
         flag = "--kv-cache-memory" + ("" if b["kv_fit_bytes"] is None else f"={b['kv_fit_bytes']}")
         message = (f"KV cache of {b['kv_gib']:.2f} GiB exceeds the {fit:.2f} GiB that vLLM itself says fits "
                    f"the memory budget{f' ({budget})' if budget else ''}: expect allocation retries; pin "
