@@ -25,12 +25,38 @@ def _raise(value: str) -> Any:
     raise ValueError(f"not JSON: {value}")
 
 
+MAX_JSON_DEPTH = 64  # JSON nested deeper than this is not read as a record (the core refuses it too)
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of objects and arrays in `text`, outside strings."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "}]":
+            depth = max(0, depth - 1)
+    return deepest
+
+
 def read_record(text: str, keys: Container) -> Record | None:
     """The record in `text` (a whole JSON object), or None when it holds no message string.
 
     Numbers keep their printed text (an epoch time is read as printed); NaN and Infinity, which
-    JSON does not allow, make the text not a record; so does a message with lone surrogates."""
-    if not (text.startswith("{") and text.endswith("}")):
+    JSON does not allow, make the text not a record; so does a message with lone surrogates, and
+    nesting deeper than `MAX_JSON_DEPTH`."""
+    if not (text.startswith("{") and text.endswith("}")) or json_depth(text) > MAX_JSON_DEPTH:
         return None
     try:
         obj = json.loads(text, parse_int=str, parse_float=str, parse_constant=_raise)
@@ -47,7 +73,7 @@ def read_record(text: str, keys: Container) -> Record | None:
     pid = _first(obj, keys.pid)
     rank = _first(obj, keys.rank, want_str=True)
     return Record(message=message, ts=_text(ts), level=_text(level),
-                  pid=int(pid) if isinstance(pid, str) and pid.isdigit() and len(pid) <= 18 else None,
+                  pid=int(pid) if isinstance(pid, str) and pid.isascii() and pid.isdigit() and len(pid) <= 18 else None,
                   rank=rank if isinstance(rank, str) and not _has_surrogates(rank) else None)
 
 

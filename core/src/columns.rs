@@ -1,0 +1,248 @@
+//! Events into Arrow columns, one table per kind, in the order `logparse.store.schema` gives.
+
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
+    StructBuilder, UInt8Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Fields as ArrowFields, Schema};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::line::Reading;
+use crate::stamps::StampParts;
+use crate::values::{FieldType, Value};
+
+fn pair_fields() -> ArrowFields {
+    ArrowFields::from(vec![Field::new("key", DataType::Utf8, true), Field::new("value", DataType::Utf8, true)])
+}
+
+pub fn arrow_type(typ: FieldType) -> DataType {
+    match typ {
+        FieldType::Int => DataType::Int64,
+        FieldType::Float => DataType::Float64,
+        FieldType::Str => DataType::Utf8,
+        FieldType::Bool => DataType::Boolean,
+        FieldType::Floats => DataType::List(Arc::new(Field::new("item", DataType::Float64, true))),
+        FieldType::Pairs => DataType::List(Arc::new(Field::new("item", DataType::Struct(pair_fields()), true))),
+    }
+}
+
+enum Column {
+    Int(Int64Builder),
+    Float(Float64Builder),
+    Str(StringBuilder),
+    Bool(BooleanBuilder),
+    Floats(ListBuilder<Float64Builder>),
+    Pairs(ListBuilder<StructBuilder>),
+}
+
+impl Column {
+    fn new(typ: FieldType) -> Column {
+        match typ {
+            FieldType::Int => Column::Int(Int64Builder::new()),
+            FieldType::Float => Column::Float(Float64Builder::new()),
+            FieldType::Str => Column::Str(StringBuilder::new()),
+            FieldType::Bool => Column::Bool(BooleanBuilder::new()),
+            FieldType::Floats => Column::Floats(ListBuilder::new(Float64Builder::new())),
+            FieldType::Pairs => Column::Pairs(ListBuilder::new(StructBuilder::from_fields(pair_fields(), 0))),
+        }
+    }
+
+    fn push(&mut self, value: Option<&Value>) {
+        match (self, value) {
+            (Column::Int(b), Some(Value::Int(i))) => b.append_value(*i),
+            (Column::Int(b), Some(Value::Float(f))) => b.append_value(*f as i64),
+            (Column::Int(b), Some(Value::Bool(v))) => b.append_value(*v as i64),
+            (Column::Int(b), _) => b.append_null(),
+            (Column::Float(b), Some(Value::Float(f))) => b.append_value(*f),
+            (Column::Float(b), Some(Value::Int(i))) => b.append_value(*i as f64),
+            (Column::Float(b), _) => b.append_null(),
+            (Column::Str(b), Some(Value::Str(s))) => b.append_value(s),
+            (Column::Str(b), Some(Value::Null) | None) => b.append_null(),
+            (Column::Str(b), Some(other)) => b.append_value(other.py_str()),
+            (Column::Bool(b), Some(Value::Bool(v))) => b.append_value(*v),
+            (Column::Bool(b), _) => b.append_null(),
+            (Column::Floats(b), Some(Value::Floats(v))) => {
+                for f in v {
+                    b.values().append_value(*f);
+                }
+                b.append(true);
+            }
+            (Column::Floats(b), _) => b.append(false),
+            (Column::Pairs(b), Some(Value::Pairs(pairs))) => {
+                let s = b.values();
+                for (k, v) in pairs {
+                    s.field_builder::<StringBuilder>(0).expect("key").append_value(k);
+                    s.field_builder::<StringBuilder>(1).expect("value").append_value(v);
+                    s.append(true);
+                }
+                b.append(true);
+            }
+            (Column::Pairs(b), _) => b.append(false),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Column::Int(b) => Arc::new(b.finish()),
+            Column::Float(b) => Arc::new(b.finish()),
+            Column::Str(b) => Arc::new(b.finish()),
+            Column::Bool(b) => Arc::new(b.finish()),
+            Column::Floats(b) => Arc::new(b.finish()),
+            Column::Pairs(b) => Arc::new(b.finish()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Column::Int(b) => b.len(),
+            Column::Float(b) => b.len(),
+            Column::Str(b) => b.len(),
+            Column::Bool(b) => b.len(),
+            Column::Floats(b) => b.len(),
+            Column::Pairs(b) => b.len(),
+        }
+    }
+}
+
+/// The column layout of one kind.
+#[derive(Clone)]
+pub struct Layout {
+    pub names: Vec<String>,
+    pub types: Vec<FieldType>,
+    pub index: BTreeMap<String, usize>,
+}
+
+impl Layout {
+    pub fn new(columns: &[(String, String)]) -> Result<Layout, String> {
+        let mut names = Vec::new();
+        let mut types = Vec::new();
+        for (name, typ) in columns {
+            names.push(name.clone());
+            types.push(FieldType::parse(typ)?);
+        }
+        let index = names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect();
+        Ok(Layout { names, types, index })
+    }
+
+    pub fn schema(&self) -> Schema {
+        Schema::new(
+            self.names.iter().zip(&self.types).map(|(n, t)| Field::new(n, arrow_type(*t), true)).collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// One kind's table being built.
+pub struct Table {
+    layout: Layout,
+    columns: Vec<Column>,
+}
+
+/// The common part of a row.
+pub struct Common<'a> {
+    pub line_no: i64,
+    pub engine: &'a str,
+    pub reading: &'a Reading,
+    pub prefix: Option<&'a str>,
+    pub rule: Option<&'a str>,
+}
+
+impl Table {
+    pub fn new(layout: Layout) -> Table {
+        let columns = layout.types.iter().map(|t| Column::new(*t)).collect();
+        Table { layout, columns }
+    }
+
+    pub fn rows(&self) -> usize {
+        self.columns.first().map(Column::len).unwrap_or(0)
+    }
+
+    /// Append a row: the common columns, then `fields` by name (missing ones null).
+    pub fn push(&mut self, common: &Common<'_>, fields: &BTreeMap<String, Value>) {
+        let r = common.reading;
+        let text = |v: &Option<String>| v.as_ref().map(|s| Value::Str(s.clone()));
+        for (i, name) in self.layout.names.iter().enumerate() {
+            let value: Option<Value> = match name.as_str() {
+                "line_no" => Some(Value::Int(common.line_no)),
+                "ts" => text(&r.ts),
+                "outer_ts" => text(&r.outer_ts),
+                "engine" => Some(Value::Str(common.engine.to_string())),
+                "rank" => text(&r.rank),
+                "pid" => r.pid.map(Value::Int),
+                "level" => text(&r.level),
+                "task" => text(&r.task),
+                "prefix" => common.prefix.map(|p| Value::Str(p.to_string())),
+                "rule" => common.rule.map(|p| Value::Str(p.to_string())),
+                other => {
+                    self.columns[i].push(fields.get(other));
+                    continue;
+                }
+            };
+            self.columns[i].push(value.as_ref());
+        }
+    }
+
+    pub fn finish(&mut self) -> Result<RecordBatch, String> {
+        let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Column::finish).collect();
+        RecordBatch::try_new(Arc::new(self.layout.schema()), arrays).map_err(|e| e.to_string())
+    }
+}
+
+/// The stamp parts of every line of a block (for `time`), in line order.
+#[derive(Default)]
+pub struct StampColumns {
+    completeness: UInt8Builder,
+    year: Int32Builder,
+    month: Int32Builder,
+    day: Int32Builder,
+    hour: Int32Builder,
+    minute: Int32Builder,
+    second: Int32Builder,
+    micro: Int32Builder,
+    zone: Int32Builder,
+    epoch_us: Int64Builder,
+}
+
+impl StampColumns {
+    pub fn push(&mut self, parts: Option<&StampParts>) {
+        match parts {
+            None => {
+                self.completeness.append_value(0);
+                for b in [&mut self.year, &mut self.month, &mut self.day, &mut self.hour, &mut self.minute,
+                          &mut self.second, &mut self.micro, &mut self.zone] {
+                    b.append_null();
+                }
+                self.epoch_us.append_null();
+            }
+            Some(p) => {
+                self.completeness.append_value(p.completeness);
+                self.year.append_option(p.year);
+                self.month.append_option(p.month.map(|m| m as i32));
+                self.day.append_option(p.day.map(|d| d as i32));
+                self.hour.append_value(p.hour as i32);
+                self.minute.append_value(p.minute as i32);
+                self.second.append_value(p.second as i32);
+                self.micro.append_value(p.micro as i32);
+                self.zone.append_option(p.zone);
+                self.epoch_us.append_option(p.epoch_us);
+            }
+        }
+    }
+
+    pub fn finish(&mut self) -> Result<RecordBatch, String> {
+        let i32f = |n: &str| Field::new(n, DataType::Int32, true);
+        let schema = Schema::new(vec![
+            Field::new("completeness", DataType::UInt8, false), i32f("year"), i32f("month"), i32f("day"),
+            i32f("hour"), i32f("minute"), i32f("second"), i32f("micro"), i32f("zone"),
+            Field::new("epoch_us", DataType::Int64, true),
+        ]);
+        let arrays: Vec<ArrayRef> = vec![
+            Arc::new(self.completeness.finish()), Arc::new(self.year.finish()), Arc::new(self.month.finish()),
+            Arc::new(self.day.finish()), Arc::new(self.hour.finish()), Arc::new(self.minute.finish()),
+            Arc::new(self.second.finish()), Arc::new(self.micro.finish()), Arc::new(self.zone.finish()),
+            Arc::new(self.epoch_us.finish()),
+        ];
+        RecordBatch::try_new(Arc::new(schema), arrays).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,203 @@
+//! One line into exactly one event (mirrors `logparse.parse.line`).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use crate::envelope::{Frame, Note, Peeler};
+use crate::rules::{Fields, Rule};
+use crate::spec;
+use crate::stamps::{StampParts, Stamps};
+use crate::text::{cut_chars, strip_ansi};
+
+pub const PARTIAL_RULE: &str = "partial";
+
+/// What the layers around a message say, folded innermost-wins.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    pub ts: Option<String>,
+    pub outer_ts: Option<String>,
+    pub level: Option<String>,
+    pub rank: Option<String>,
+    pub pid: Option<i64>,
+    pub task: Option<String>,
+    pub stamp: Option<StampParts>,
+}
+
+/// One event: its rule (None: unparsed), its envelope reading, its fields.
+#[derive(Debug)]
+pub struct Event {
+    pub rule: Option<usize>,
+    pub partial: bool,
+    pub reading: Reading,
+    pub prefix: Option<String>,
+    pub fields: Fields,
+}
+
+/// Outcome of the core on one line: an event, or "the reference parser must read this line".
+pub enum Outcome {
+    Event(Event),
+    Reference,
+}
+
+pub struct LineParser {
+    pub rules: Vec<Rule>,
+    regular: Vec<usize>,
+    fallback: Vec<usize>,
+    peeler: Peeler,
+    stamps: Stamps,
+    untyped: HashSet<String>,
+    match_limit: usize,
+    stamp_cache: HashMap<String, Option<StampParts>>,
+    pending: Option<String>,
+}
+
+impl LineParser {
+    pub fn new(spec: &spec::Spec) -> Result<LineParser, String> {
+        let rules: Vec<Rule> = spec.rules.iter().map(Rule::from_spec).collect::<Result<_, _>>()?;
+        let regular = (0..rules.len()).filter(|i| !rules[*i].head().fallback).collect();
+        let fallback = (0..rules.len()).filter(|i| rules[*i].head().fallback).collect();
+        Ok(LineParser {
+            rules, regular, fallback,
+            peeler: Peeler::new(spec)?,
+            stamps: Stamps::new(spec)?,
+            untyped: spec.untyped_levels.iter().cloned().collect(),
+            match_limit: spec.match_limit,
+            stamp_cache: HashMap::new(),
+            pending: None,
+        })
+    }
+
+    /// Forget a CRI partial line: the next line starts afresh (a new block of a new run).
+    pub fn reset(&mut self) {
+        self.pending = None;
+    }
+
+    fn stamp(&mut self, text: &str) -> Option<StampParts> {
+        if let Some(found) = self.stamp_cache.get(text) {
+            return *found;
+        }
+        if self.stamp_cache.len() > 4096 {
+            self.stamp_cache.clear();
+        }
+        let parts = self.stamps.read(text);
+        self.stamp_cache.insert(text.to_string(), parts);
+        parts
+    }
+
+    fn reading(&mut self, notes: &[Note]) -> Reading {
+        let stamps: Vec<&String> = notes.iter().filter_map(|n| n.ts.as_ref()).collect();
+        let mut best: Option<StampParts> = None;
+        for text in &stamps {
+            if let Some(parts) = self.stamp(text) {
+                if best.map(|b| parts.completeness >= b.completeness).unwrap_or(true) {
+                    best = Some(parts);
+                }
+            }
+        }
+        let innermost = |f: &dyn Fn(&Note) -> Option<String>| notes.iter().rev().find_map(f);
+        Reading {
+            ts: stamps.last().map(|s| (*s).clone()),
+            outer_ts: if stamps.len() > 1 { Some(stamps[0].clone()) } else { None },
+            level: innermost(&|n| n.level.clone()),
+            rank: innermost(&|n| n.rank.clone()),
+            pid: notes.iter().rev().find_map(|n| n.pid),
+            task: innermost(&|n| n.task.clone()),
+            stamp: best,
+        }
+    }
+
+    fn untyped_level(&self, reading: &Reading) -> bool {
+        self.untyped.contains(reading.level.as_deref().unwrap_or(""))
+    }
+
+    /// The event of one line (CRI partial lines join their successor).
+    pub fn parse(&mut self, line: &str) -> Outcome {
+        let cut = cut_chars(line, self.match_limit);
+        let frame = self.peeler.peel(strip_ansi(cut), self.pending.take());
+        if frame.partial {
+            self.pending = frame.pending.clone();
+            let reading = self.reading(&frame.notes);
+            return Outcome::Event(Event { rule: None, partial: true, reading, prefix: None, fields: Fields::new() });
+        }
+        self.match_frame(&frame)
+    }
+
+    fn match_frame(&mut self, frame: &Frame<'_>) -> Outcome {
+        let reading = self.reading(&frame.notes);
+        let unparsed = |reading: Reading| Outcome::Event(Event {
+            rule: None, partial: false, reading, prefix: None, fields: Fields::new(),
+        });
+        if self.untyped_level(&reading) {
+            return unparsed(reading);
+        }
+        let body = frame.body();
+        for i in 0..self.regular.len() {
+            let index = self.regular[i];
+            let rule = &self.rules[index];
+            if !rule.allows_text(body) || !rule.head().allows_level(reading.level.as_deref()) {
+                continue;
+            }
+            let fields = match rule {
+                Rule::Regex(r) => r.match_body(body),
+                Rule::Stats(r) => r.match_body(body),
+                Rule::Reference { .. } => return Outcome::Reference,
+            };
+            if let Some(fields) = fields {
+                return Outcome::Event(Event { rule: Some(index), partial: false, reading, prefix: None, fields });
+            }
+        }
+        match self.search(frame) {
+            Some(Ok(event)) => return Outcome::Event(event),
+            Some(Err(())) => return Outcome::Reference,
+            None => {}
+        }
+        for i in 0..self.fallback.len() {
+            let index = self.fallback[i];
+            let rule = &self.rules[index];
+            if !rule.allows_text(body) || !rule.head().allows_level(reading.level.as_deref()) {
+                continue;
+            }
+            let fields = match rule {
+                Rule::Regex(r) => r.match_body(body),
+                Rule::Stats(r) => r.match_body(body),
+                Rule::Reference { .. } => return Outcome::Reference,
+            };
+            if let Some(fields) = fields {
+                return Outcome::Event(Event { rule: Some(index), partial: false, reading, prefix: None, fields });
+            }
+        }
+        unparsed(reading)
+    }
+
+    /// A regular rule's message found anywhere in the line (Err: a reference-only rule could).
+    fn search(&mut self, frame: &Frame<'_>) -> Option<Result<Event, ()>> {
+        let text = frame.search_text();
+        for i in 0..self.regular.len() {
+            let index = self.regular[i];
+            let rule = &self.rules[index];
+            if !rule.allows_text(text) {
+                continue;
+            }
+            let found = match rule {
+                Rule::Regex(r) => r.search(text),
+                Rule::Stats(r) => r.search(text),
+                Rule::Reference { .. } => return Some(Err(())),
+            };
+            let Some((start, fields)) = found else { continue };
+            let (notes, prefix) = self.peeler.scan(&text[..start]);
+            let mut all: Vec<Note> = frame.notes[..frame.outer].to_vec();
+            all.extend(notes);
+            let reading = self.reading(&all);
+            if self.untyped_level(&reading) {
+                return None;
+            }
+            if self.rules[index].head().allows_level(reading.level.as_deref()) {
+                return Some(Ok(Event { rule: Some(index), partial: false, reading, prefix, fields }));
+            }
+        }
+        None
+    }
+}
+
+/// A borrowed or owned line, as the block reader decodes it.
+pub type LineText<'a> = Cow<'a, str>;

@@ -1,0 +1,92 @@
+//! What is done to a line's text around its envelope (mirrors `logparse.parse.text`).
+
+use regex::Regex;
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+pub const BLANKS: [char; 2] = [' ', '\t'];
+
+fn ansi_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\^\[\[[0-9;]*[A-Za-z]|\[(?:[01];)?(?:3[0-7]|9[0-7]|0|1|0;0)m",
+        )
+        .expect("ANSI regex")
+    })
+}
+
+fn ray_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"[ \t]*\[repeated [0-9]{1,12}x across cluster\]\z").expect("Ray regex"))
+}
+
+/// Remove terminal colour and control sequences.
+pub fn strip_ansi(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    if memchr::memchr2(0x1b, b'[', bytes).is_none() {
+        return Cow::Borrowed(text);
+    }
+    ansi_re().replace_all(text, "")
+}
+
+/// The first `limit` characters of `text`.
+pub fn cut_chars(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text;
+    }
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+fn rstrip_blanks(text: &str) -> &str {
+    text.trim_end_matches(BLANKS)
+}
+
+/// `text` without Ray's repeat note, a terminal border and trailing blanks.
+pub fn clean_tail(text: &str) -> &str {
+    let mut text = rstrip_blanks(text);
+    if let Some(stripped) = text.strip_suffix('\u{2502}') {
+        text = rstrip_blanks(stripped);
+    }
+    if text.ends_with(" across cluster]") {
+        // the last 64 characters, as the reference parser looks at them
+        let start = text.char_indices().rev().nth(63).map(|(i, _)| i).unwrap_or(0);
+        let tail = &text[start..];
+        if let Some(m) = ray_re().find(tail) {
+            text = rstrip_blanks(&text[..start + m.start()]);
+        }
+    }
+    text
+}
+
+/// Python's `str.isspace` for one character (`str.strip()` with no argument).
+pub fn py_is_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Python's `str.strip()` with no argument.
+pub fn py_strip(text: &str) -> &str {
+    text.trim_matches(py_is_space)
+}
+
+/// Python's `text[:1].isascii() and (isalnum() or == "_")` for one character.
+pub fn is_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colour_and_tails() {
+        assert_eq!(strip_ansi("\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO"), "(APIServer pid=1) INFO");
+        assert_eq!(strip_ansi("[1;36m(A pid=1)[0;0m x"), "(A pid=1) x");
+        assert_eq!(clean_tail("msg   \u{2502}  "), "msg");
+        assert_eq!(clean_tail("msg [repeated 7x across cluster]"), "msg");
+        assert_eq!(cut_chars("héllo", 2), "hé");
+    }
+}

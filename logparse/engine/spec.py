@@ -1,0 +1,128 @@
+"""The grammar of one engine as the compiled core reads it: plain data (JSON), every regex in the
+Rust `regex` crate's syntax (`translate`), so the core runs exactly what the reference parser runs.
+
+Anything the core cannot run (a regex that does not translate) is listed in `untranslatable`:
+lines that rule could take are read by the reference parser instead (see `engine.core`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from logparse.engine.translate import Translation, Untranslatable, translate
+from logparse.grammar import Grammar, Rule, StatsRule
+from logparse.parse.rules import SEARCH_HEAD, SEARCH_TAIL, split_flags
+from logparse.parse.stamps import EPOCH_ONLY
+from logparse.parse.text import MATCH_LIMIT
+from logparse.store.schema import core_columns
+
+SPEC_VERSION = 1
+
+
+@dataclass
+class Spec:
+    """The core's grammar for one engine, and the rules it cannot run."""
+
+    data: dict[str, Any]
+    untranslatable: dict[str, str] = field(default_factory=dict)  # rule name -> why
+
+
+def _rust(source: str, where: str, problems: dict[str, str], *, mode: str = "raw") -> dict[str, Any] | None:
+    flags, inner = split_flags(source)
+    wrapped = {"raw": inner, "full": r"\A(?:" + inner + r")\Z", "match": r"\A(?:" + inner + ")",
+               "search": SEARCH_HEAD + inner + SEARCH_TAIL}[mode]
+    try:
+        t: Translation = translate(wrapped, flags=flags)
+    except Untranslatable as exc:
+        problems[where] = str(exc)
+        return None
+    return {"pattern": t.pattern, "groups": t.groups}
+
+
+def _compiled(pattern: regex.Pattern[str], where: str, problems: dict[str, str], mode: str) -> dict[str, Any] | None:
+    return _rust(pattern.pattern, where, problems, mode=mode)
+
+
+def build_spec(grammar: Grammar, engine: str) -> Spec:
+    """The core's grammar for `engine`."""
+    problems: dict[str, str] = {}
+    env = grammar.envelope
+    tokens = []
+    for token in env.tokens:
+        compiled = _compiled(token.regex, f"token {token.name}", problems, "match")
+        if compiled is not None:
+            tokens.append({"name": token.name, **compiled, "partial": token.partial_group})
+    stamps = []
+    for stamp in env.stamps:
+        compiled = _compiled(stamp.regex, f"stamp {stamp.name}", problems, "full")
+        if compiled is not None:
+            stamps.append({"name": stamp.name, **compiled})
+    eng = grammar.engines[engine]
+    rules = []
+    untranslatable: dict[str, str] = {}
+    for rule in eng.rules:
+        local: dict[str, str] = {}
+        item = _stats_spec(grammar, rule, local) if isinstance(rule, StatsRule) else _rule_spec(grammar, rule, local)
+        if local:
+            untranslatable[rule.name] = "; ".join(f"{k}: {v}" for k, v in local.items())
+            item = {"name": rule.name, "kind": rule.kind, "type": "reference", "fallback": rule.fallback,
+                    "anchors": list(getattr(rule, "anchors", ())), "first": list(getattr(rule, "first", ()))}
+        rules.append(item)
+    envelope_problems = {k: v for k, v in problems.items()}
+    kinds = sorted({r.kind for r in eng.rules} | {"unparsed"})
+    data = {
+        "version": SPEC_VERSION, "engine": engine, "match_limit": MATCH_LIMIT,
+        "untyped_levels": sorted(eng.untyped_levels), "levels": dict(env.levels), "months": dict(env.months),
+        "container": {"message": list(env.container.message), "time": list(env.container.time),
+                      "level": list(env.container.level), "pid": list(env.container.pid),
+                      "rank": list(env.container.rank)},
+        "tokens": tokens, "stamps": stamps, "epoch_completeness": EPOCH_ONLY, "rules": rules,
+        "kinds": {kind: [[name, typ] for name, typ in core_columns(grammar, kind)] for kind in kinds},
+    }
+    if envelope_problems:
+        raise Untranslatable("the envelope cannot run in the core: " + "; ".join(
+            f"{k}: {v}" for k, v in envelope_problems.items()))
+    return Spec(data=data, untranslatable=untranslatable)
+
+
+def _types(grammar: Grammar, rule: Rule | StatsRule) -> dict[str, str]:
+    return {name: grammar.field_type(rule, name) for name in rule.field_names()}
+
+
+def _rule_spec(grammar: Grammar, rule: Rule, problems: dict[str, str]) -> dict[str, Any]:
+    finds = [f for f in (_compiled(p, f"find {i + 1}", problems, "raw") for i, p in enumerate(rule.find)) if f]
+    return {
+        "name": rule.name, "kind": rule.kind, "type": "regex", "fallback": rule.fallback,
+        "levels": None if rule.levels is None else sorted(rule.levels),
+        "anchors": list(rule.anchors), "unless": list(rule.unless),
+        "full": _compiled(rule.regex, "regex", problems, "full"),
+        "search": _compiled(rule.regex, "regex (search)", problems, "search"),
+        "find": finds, "constants": dict(rule.constants), "templates": rule.templates,
+        "derive": {name: list(spec) for name, spec in rule.derive.items()}, "types": _types(grammar, rule),
+    }
+
+
+def _stats_spec(grammar: Grammar, rule: StatsRule, problems: dict[str, str]) -> dict[str, Any]:
+    def entry(e: Any, where: str) -> dict[str, Any]:
+        return {"key": e.key, "field": e.field, "units": list(e.units),
+                "value": None if e.value is None else _compiled(e.value, f"{where} value", problems, "full"),
+                "pattern": None if e.pattern is None else _compiled(e.pattern, f"{where} pattern", problems, "full")}
+
+    return {
+        "name": rule.name, "kind": rule.kind, "type": "stats", "fallback": False,
+        "levels": None if rule.levels is None else sorted(rule.levels),
+        "title": _compiled(rule.title_regex, "title", problems, "full"),
+        "search_title": _rust(rule.title, "title (search)", problems, mode="search"),
+        "first": list(rule.first), "require": list(rule.require),
+        "keys": [entry(e, f"key {e.key!r}") for e in rule.keys.values()],
+        "key_patterns": [entry(e, f"key pattern {i + 1}") for i, e in enumerate(rule.key_patterns)],
+        "constants": dict(rule.constants), "types": _types(grammar, rule),
+    }
+
+
+def rules_needing_reference(spec: Spec) -> Iterable[str]:
+    """Names of the rules the core leaves to the reference parser."""
+    return spec.untranslatable.keys()
