@@ -35,7 +35,6 @@ pub fn parse_block(parser: &mut LineParser, shape: &Shape, data: &[u8], n_lines:
     let mut stamps = StampColumns::default();
     let mut out_reference = Vec::new();
     let (mut invalid, mut nul, mut longest) = (0usize, 0usize, 0usize);
-    let empty: BTreeMap<String, Value> = BTreeMap::new();
     for (i, raw) in data.split(|b| *b == b'\n').take(n_lines).enumerate() {
         let line_no = first_line + i as i64;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -76,11 +75,11 @@ pub fn parse_block(parser: &mut LineParser, shape: &Shape, data: &[u8], n_lines:
         let common = Common { line_no, engine: &shape.engine, reading: &event.reading,
                               prefix: event.prefix.as_deref(), rule: rule_name };
         if event.rule.is_none() {
-            let mut raw_fields = BTreeMap::new();
-            raw_fields.insert("raw".to_string(), Value::Str(text.into_owned()));
-            table.push(&common, &raw_fields);
+            let raw_col = shape.layouts.get(kind).and_then(|l| l.index.get("raw").copied());
+            let fields: Vec<(usize, Value)> = raw_col.map(|c| vec![(c, Value::Str(text.into_owned()))]).unwrap_or_default();
+            table.push(&common, &fields);
         } else {
-            table.push(&common, if event.fields.is_empty() { &empty } else { &event.fields });
+            table.push(&common, &event.fields.0);
         }
     }
     let mut counts = BTreeMap::new();

@@ -83,6 +83,20 @@ impl Column {
         }
     }
 
+    fn push_str(&mut self, value: Option<&str>) {
+        match self {
+            Column::Str(b) => b.append_option(value),
+            other => other.push(value.map(|v| Value::Str(v.to_string())).as_ref()),
+        }
+    }
+
+    fn push_int(&mut self, value: Option<i64>) {
+        match self {
+            Column::Int(b) => b.append_option(value),
+            other => other.push(value.map(Value::Int).as_ref()),
+        }
+    }
+
     fn finish(&mut self) -> ArrayRef {
         match self {
             Column::Int(b) => Arc::new(b.finish()),
@@ -137,6 +151,24 @@ impl Layout {
 pub struct Table {
     layout: Layout,
     columns: Vec<Column>,
+    roles: Vec<Role>,
+    row: Vec<usize>,
+}
+
+/// What fills a column: a common column of the envelope, or a field.
+#[derive(Clone, Copy)]
+enum Role {
+    LineNo,
+    Ts,
+    OuterTs,
+    Engine,
+    Rank,
+    Pid,
+    Level,
+    Task,
+    Prefix,
+    Rule,
+    Field,
 }
 
 /// The common part of a row.
@@ -151,35 +183,43 @@ pub struct Common<'a> {
 impl Table {
     pub fn new(layout: Layout) -> Table {
         let columns = layout.types.iter().map(|t| Column::new(*t)).collect();
-        Table { layout, columns }
+        let roles = layout.names.iter().map(|n| match n.as_str() {
+            "line_no" => Role::LineNo, "ts" => Role::Ts, "outer_ts" => Role::OuterTs, "engine" => Role::Engine,
+            "rank" => Role::Rank, "pid" => Role::Pid, "level" => Role::Level, "task" => Role::Task,
+            "prefix" => Role::Prefix, "rule" => Role::Rule, _ => Role::Field,
+        }).collect();
+        let row = vec![usize::MAX; layout.names.len()];
+        Table { layout, columns, roles, row }
     }
 
     pub fn rows(&self) -> usize {
         self.columns.first().map(Column::len).unwrap_or(0)
     }
 
-    /// Append a row: the common columns, then `fields` by name (missing ones null).
-    pub fn push(&mut self, common: &Common<'_>, fields: &BTreeMap<String, Value>) {
+    /// Append a row: the common columns, then `fields` by column (missing ones null).
+    pub fn push(&mut self, common: &Common<'_>, fields: &[(usize, Value)]) {
+        for (at, (col, _)) in fields.iter().enumerate() {
+            self.row[*col] = at;
+        }
         let r = common.reading;
-        let text = |v: &Option<String>| v.as_ref().map(|s| Value::Str(s.clone()));
-        for (i, name) in self.layout.names.iter().enumerate() {
-            let value: Option<Value> = match name.as_str() {
-                "line_no" => Some(Value::Int(common.line_no)),
-                "ts" => text(&r.ts),
-                "outer_ts" => text(&r.outer_ts),
-                "engine" => Some(Value::Str(common.engine.to_string())),
-                "rank" => text(&r.rank),
-                "pid" => r.pid.map(Value::Int),
-                "level" => text(&r.level),
-                "task" => text(&r.task),
-                "prefix" => common.prefix.map(|p| Value::Str(p.to_string())),
-                "rule" => common.rule.map(|p| Value::Str(p.to_string())),
-                other => {
-                    self.columns[i].push(fields.get(other));
-                    continue;
+        for (i, role) in self.roles.iter().enumerate() {
+            let column = &mut self.columns[i];
+            match role {
+                Role::LineNo => column.push_int(Some(common.line_no)),
+                Role::Ts => column.push_str(r.ts.as_deref()),
+                Role::OuterTs => column.push_str(r.outer_ts.as_deref()),
+                Role::Engine => column.push_str(Some(common.engine)),
+                Role::Rank => column.push_str(r.rank.as_deref()),
+                Role::Pid => column.push_int(r.pid),
+                Role::Level => column.push_str(r.level.as_deref()),
+                Role::Task => column.push_str(r.task.as_deref()),
+                Role::Prefix => column.push_str(common.prefix),
+                Role::Rule => column.push_str(common.rule),
+                Role::Field => {
+                    let at = std::mem::replace(&mut self.row[i], usize::MAX);
+                    column.push(fields.get(at).map(|(_, v)| v));
                 }
-            };
-            self.columns[i].push(value.as_ref());
+            }
         }
     }
 

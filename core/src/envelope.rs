@@ -1,11 +1,12 @@
 //! Take the envelope off a line, from the outside in (mirrors `logparse.parse.envelope`).
 
-use regex::{Captures, Regex};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::container::{read_record, Record};
 use crate::firstbyte::{first_bytes, ByteSet};
+use crate::regexes::Compiled;
+use regex::Regex;
 use crate::spec;
 use crate::text::{clean_tail, is_word, py_strip, strip_ansi, BLANKS};
 
@@ -46,29 +47,25 @@ impl Frame<'_> {
     }
 }
 
+/// One token: its regex and the groups that give what it tells.
 struct Token {
-    regex: Regex,
-    first: ByteSet,
-    ts: Vec<String>,
-    level: Vec<String>,
-    rank: Vec<String>,
-    pid: Vec<String>,
-    task: Vec<String>,
-    partial: Option<String>,
-}
-
-fn aliases(groups: &BTreeMap<String, Vec<String>>, name: &str) -> Vec<String> {
-    groups.get(name).cloned().unwrap_or_default()
-}
-
-/// The last group of `names` that captured (a field given by several groups).
-pub fn last_capture<'t>(caps: &Captures<'t>, names: &[String]) -> Option<&'t str> {
-    names.iter().rev().find_map(|n| caps.name(n)).map(|m| m.as_str())
+    regex: Compiled,
+    ts: Vec<usize>,
+    level: Vec<usize>,
+    rank: Vec<usize>,
+    pid: Vec<usize>,
+    task: Vec<usize>,
+    partial: Option<usize>,
 }
 
 /// Peels envelopes with one grammar's tokens.
 pub struct Peeler {
     tokens: Vec<Token>,
+    // `before[k]`: does any token before token k match here (a DFA test, no captures)
+    before: Vec<Option<Regex>>,
+    any: Regex,
+    first: ByteSet,
+    predicted: std::cell::RefCell<Vec<usize>>,
     levels: BTreeMap<String, String>,
     container: spec::Container,
 }
@@ -82,21 +79,31 @@ struct Step {
 
 impl Peeler {
     pub fn new(spec: &spec::Spec) -> Result<Peeler, String> {
+        let mut first = ByteSet::none();
         let mut tokens = Vec::new();
+        let mut bodies = Vec::new();
         for t in &spec.tokens {
-            let regex = Regex::new(&t.pattern).map_err(|e| format!("token {}: {e}", t.name))?;
+            let regex = Compiled::new(&t.pattern, &format!("token {}", t.name))?;
+            let groups = |name: &str| regex.indices(&t.groups.get(name).cloned().unwrap_or_default());
+            first.union(&first_bytes(&t.pattern));
+            bodies.push(t.pattern.strip_prefix(r"\A").unwrap_or(&t.pattern).to_string());
             tokens.push(Token {
-                first: first_bytes(&t.pattern),
+                ts: groups("ts"), level: groups("level"), rank: groups("rank"), pid: groups("pid"),
+                task: groups("task"), partial: t.partial.as_ref().and_then(|p| groups(p).last().copied()),
                 regex,
-                ts: aliases(&t.groups, "ts"),
-                level: aliases(&t.groups, "level"),
-                rank: aliases(&t.groups, "rank"),
-                pid: aliases(&t.groups, "pid"),
-                task: aliases(&t.groups, "task"),
-                partial: t.partial.as_ref().map(|p| aliases(&t.groups, p)).and_then(|v| v.last().cloned()),
             });
         }
-        Ok(Peeler { tokens, levels: spec.levels.clone(), container: spec.container.clone() })
+        let alternation = |parts: &[String]| -> Result<Regex, String> {
+            let plain: Vec<String> = parts.iter().map(|p| strip_names(p)).collect();
+            Regex::new(&format!(r"\A(?:{})", plain.join("|"))).map_err(|e| format!("tokens: {e}"))
+        };
+        let before = (0..bodies.len())
+            .map(|k| if k == 0 { Ok(None) } else { alternation(&bodies[..k]).map(Some) })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(Peeler {
+            any: alternation(&bodies)?, before, tokens, first, predicted: Default::default(),
+            levels: spec.levels.clone(), container: spec.container.clone(),
+        })
     }
 
     /// A printed level in upper case, mapped by the grammar's `[levels]`.
@@ -106,30 +113,57 @@ impl Peeler {
         Some(self.levels.get(&upper).cloned().unwrap_or(upper))
     }
 
-    /// The first token (grammar order) matching at the start of `text`, with its captures.
-    fn match_token<'t>(&self, text: &'t str) -> Option<(&Token, Captures<'t>)> {
+    /// The first token (grammar order) matching at the start of `text`: its note, its length, and
+    /// whether it flags a CRI partial line (Some(true): "P", Some(false): "F"). `step` is the
+    /// token's place in this envelope: the token found there on the last line is tried first.
+    fn match_token(&self, text: &str, step: Option<usize>) -> Option<(Note, usize, Option<bool>)> {
         let b = *text.as_bytes().first()?;
-        for token in &self.tokens {
-            if !token.first.contains(b) {
-                continue;
-            }
-            if let Some(caps) = token.regex.captures(text) {
-                if caps.get(0).map(|m| m.end()).unwrap_or(0) > 0 {
-                    return Some((token, caps));
+        if !self.first.contains(b) {
+            return None;
+        }
+        let guess = step.and_then(|s| self.predicted.borrow().get(s).copied());
+        if let Some(k) = guess {
+            let earlier = self.before[k].as_ref().map(|r| r.is_match(text)).unwrap_or(false);
+            if !earlier {
+                if let Some(found) = self.token_at(k, text) {
+                    return Some(found);
                 }
+            }
+        }
+        if !self.any.is_match(text) {
+            return None;
+        }
+        for k in 0..self.tokens.len() {
+            if let Some(found) = self.token_at(k, text) {
+                if let Some(s) = step {
+                    let mut predicted = self.predicted.borrow_mut();
+                    if predicted.len() <= s {
+                        predicted.resize(s + 1, 0);
+                    }
+                    predicted[s] = k;
+                }
+                return Some(found);
             }
         }
         None
     }
 
-    fn note(&self, token: &Token, caps: &Captures<'_>) -> Note {
-        Note {
-            ts: last_capture(caps, &token.ts).filter(|t| !t.is_empty()).map(str::to_string),
-            level: self.normal_level(last_capture(caps, &token.level)),
-            rank: last_capture(caps, &token.rank).map(str::to_string),
-            pid: last_capture(caps, &token.pid).filter(|p| !p.is_empty()).and_then(|p| p.parse::<i64>().ok()),
-            task: last_capture(caps, &token.task).map(str::to_string),
+    fn token_at(&self, k: usize, text: &str) -> Option<(Note, usize, Option<bool>)> {
+        let token = &self.tokens[k];
+        let spans = token.regex.captures_memo(text)?;
+        let end = spans.end();
+        if end == 0 {
+            return None;
         }
+        let note = Note {
+            ts: spans.last(text, &token.ts).filter(|t| !t.is_empty()).map(str::to_string),
+            level: self.normal_level(spans.last(text, &token.level)),
+            rank: spans.last(text, &token.rank).map(str::to_string),
+            pid: spans.last(text, &token.pid).filter(|p| !p.is_empty()).and_then(|p| p.parse::<i64>().ok()),
+            task: spans.last(text, &token.task).map(str::to_string),
+        };
+        let partial = token.partial.map(|g| spans.get(g).map(|(s, e)| &text[s..e] == "P").unwrap_or(false));
+        Some((note, end, partial))
     }
 
     fn record_note(&self, record: &Record) -> Note {
@@ -187,7 +221,7 @@ impl Peeler {
     /// Take tokens off `frame.text` from its start (a record replaces the text: `again`).
     fn take_tokens(&self, frame: &mut Frame<'_>, records: usize, records_allowed: bool) -> Step {
         let mut pos = 0;
-        for _ in 0..MAX_TOKENS {
+        for step in 0..MAX_TOKENS {
             let text: &str = &frame.text;
             let bytes = text.as_bytes();
             while pos < bytes.len() && (bytes[pos] == b' ' || bytes[pos] == b'\t') {
@@ -206,10 +240,8 @@ impl Peeler {
                     return Step { pos: 0, records: records + 1, again: true };
                 }
             }
-            let Some((token, caps)) = self.match_token(&text[pos..]) else { break };
-            let note = self.note(token, &caps);
-            let end = pos + caps.get(0).map(|m| m.end()).unwrap_or(0);
-            let flag = token.partial.as_ref().map(|g| caps.name(g).map(|m| m.as_str() == "P").unwrap_or(false));
+            let Some((note, len, flag)) = self.match_token(&text[pos..], Some(step)) else { break };
+            let end = pos + len;
             frame.notes.push(note);
             pos = end;
             if let Some(is_partial) = flag {
@@ -239,9 +271,9 @@ impl Peeler {
             if pos >= bytes.len() {
                 break;
             }
-            let Some((token, caps)) = self.match_token(&text[pos..]) else { break };
-            notes.push(self.note(token, &caps));
-            pos += caps.get(0).map(|m| m.end()).unwrap_or(0);
+            let Some((note, len, _)) = self.match_token(&text[pos..], None) else { break };
+            notes.push(note);
+            pos += len;
         }
         let mut leftover: Vec<&str> = Vec::new();
         let mut run_start = pos;
@@ -249,16 +281,16 @@ impl Peeler {
         while pos < text.len() {
             let c = text[pos..].chars().next().expect("char");
             let at_word = pos == 0 || !prev.map(is_word).unwrap_or(false);
-            let found = if at_word && c != ' ' && c != '\t' { self.match_token(&text[pos..]) } else { None };
+            let found = if at_word && c != ' ' && c != '\t' { self.match_token(&text[pos..], None) } else { None };
             match found {
                 None => {
                     pos += c.len_utf8();
                     prev = Some(c);
                 }
-                Some((token, caps)) => {
+                Some((note, len, _)) => {
                     leftover.push(&text[run_start..pos]);
-                    notes.push(self.note(token, &caps));
-                    let end = pos + caps.get(0).map(|m| m.end()).unwrap_or(0);
+                    notes.push(note);
+                    let end = pos + len;
                     prev = text[..end].chars().last();
                     pos = end;
                     run_start = pos;
@@ -270,4 +302,19 @@ impl Peeler {
         let prefix = parts.join(" ");
         (notes, if prefix.is_empty() { None } else { Some(prefix) })
     }
+}
+
+/// `pattern` with its groups made non-capturing (a DFA test needs no captures).
+fn strip_names(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len());
+    let mut rest = pattern;
+    while let Some(at) = rest.find("(?P<") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 4..];
+        let close = after.find('>').map(|c| c + 1).unwrap_or(0);
+        out.push_str("(?:");
+        rest = &after[close..];
+    }
+    out.push_str(rest);
+    out
 }

@@ -15,11 +15,11 @@ impl ByteSet {
         self.0[b as usize]
     }
 
-    fn none() -> ByteSet {
+    pub fn none() -> ByteSet {
         ByteSet([false; 256])
     }
 
-    fn union(&mut self, other: &ByteSet) {
+    pub fn union(&mut self, other: &ByteSet) {
         for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
             *a |= *b;
         }

@@ -7,6 +7,8 @@ pub mod container;
 pub mod envelope;
 pub mod firstbyte;
 pub mod line;
+pub mod needles;
+pub mod regexes;
 pub mod rules;
 pub mod spec;
 pub mod stamps;

@@ -1,9 +1,12 @@
 //! One line into exactly one event (mirrors `logparse.parse.line`).
 
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
+use crate::columns::Layout;
 use crate::envelope::{Frame, Note, Peeler};
+use crate::needles::Needles;
 use crate::rules::{Fields, Rule};
 use crate::spec;
 use crate::stamps::{StampParts, Stamps};
@@ -47,13 +50,21 @@ pub struct LineParser {
     stamps: Stamps,
     untyped: HashSet<String>,
     match_limit: usize,
-    stamp_cache: HashMap<String, Option<StampParts>>,
+    stamp_cache: FxHashMap<String, Option<StampParts>>,
     pending: Option<String>,
+    needles: Needles,
+    // the regular rule that took the last line (tried first: see `predicted`), and per regular rule
+    // the literals of the rules before it (None: one of them needs none)
+    last_rule: Option<usize>,
+    guards: Vec<Option<Option<aho_corasick::AhoCorasick>>>,
 }
 
 impl LineParser {
-    pub fn new(spec: &spec::Spec) -> Result<LineParser, String> {
-        let rules: Vec<Rule> = spec.rules.iter().map(Rule::from_spec).collect::<Result<_, _>>()?;
+    pub fn new(spec: &spec::Spec, layouts: &BTreeMap<String, Layout>) -> Result<LineParser, String> {
+        let mut needles = Needles::new();
+        let rules: Vec<Rule> = spec.rules.iter().map(|r| Rule::from_spec(r, layouts, &mut needles))
+            .collect::<Result<_, _>>()?;
+        needles.build()?;
         let regular = (0..rules.len()).filter(|i| !rules[*i].head().fallback).collect();
         let fallback = (0..rules.len()).filter(|i| rules[*i].head().fallback).collect();
         Ok(LineParser {
@@ -62,8 +73,11 @@ impl LineParser {
             stamps: Stamps::new(spec)?,
             untyped: spec.untyped_levels.iter().cloned().collect(),
             match_limit: spec.match_limit,
-            stamp_cache: HashMap::new(),
+            stamp_cache: FxHashMap::default(),
             pending: None,
+            needles,
+            last_rule: None,
+            guards: Vec::new(),
         })
     }
 
@@ -117,7 +131,7 @@ impl LineParser {
         if frame.partial {
             self.pending = frame.pending.clone();
             let reading = self.reading(&frame.notes);
-            return Outcome::Event(Event { rule: None, partial: true, reading, prefix: None, fields: Fields::new() });
+            return Outcome::Event(Event { rule: None, partial: true, reading, prefix: None, fields: Fields::default() });
         }
         self.match_frame(&frame)
     }
@@ -125,16 +139,20 @@ impl LineParser {
     fn match_frame(&mut self, frame: &Frame<'_>) -> Outcome {
         let reading = self.reading(&frame.notes);
         let unparsed = |reading: Reading| Outcome::Event(Event {
-            rule: None, partial: false, reading, prefix: None, fields: Fields::new(),
+            rule: None, partial: false, reading, prefix: None, fields: Fields::default(),
         });
         if self.untyped_level(&reading) {
             return unparsed(reading);
         }
         let body = frame.body();
+        if let Some(event) = self.predicted(body, &reading) {
+            return Outcome::Event(event);
+        }
+        let present = self.needles.scan(body);
         for i in 0..self.regular.len() {
             let index = self.regular[i];
             let rule = &self.rules[index];
-            if !rule.allows_text(body) || !rule.head().allows_level(reading.level.as_deref()) {
+            if !rule.allows_text(&present) || !rule.head().allows_level(reading.level.as_deref()) {
                 continue;
             }
             let fields = match rule {
@@ -143,6 +161,7 @@ impl LineParser {
                 Rule::Reference { .. } => return Outcome::Reference,
             };
             if let Some(fields) = fields {
+                self.last_rule = Some(i);
                 return Outcome::Event(Event { rule: Some(index), partial: false, reading, prefix: None, fields });
             }
         }
@@ -154,7 +173,7 @@ impl LineParser {
         for i in 0..self.fallback.len() {
             let index = self.fallback[i];
             let rule = &self.rules[index];
-            if !rule.allows_text(body) || !rule.head().allows_level(reading.level.as_deref()) {
+            if !rule.allows_text(&present) || !rule.head().allows_level(reading.level.as_deref()) {
                 continue;
             }
             let fields = match rule {
@@ -169,13 +188,54 @@ impl LineParser {
         unparsed(reading)
     }
 
+    /// The line taken by the rule that took the last line, when no rule before it can apply (its
+    /// literals are all absent): the same outcome as trying the rules in order, sooner.
+    fn predicted(&mut self, body: &str, reading: &Reading) -> Option<Event> {
+        let i = self.last_rule?;
+        if self.guards.len() <= i {
+            self.guards.resize_with(self.regular.len(), || None);
+        }
+        if self.guards[i].is_none() {
+            let mut literals: Vec<String> = Vec::new();
+            let mut ok = true;
+            for &earlier in &self.regular[..i] {
+                match self.rules[earlier].exclusion() {
+                    Some(l) => literals.extend(l),
+                    None => ok = false,
+                }
+            }
+            let guard = if ok {
+                aho_corasick::AhoCorasick::new(&literals).ok()
+            } else {
+                None
+            };
+            self.guards[i] = Some(guard);
+        }
+        let guard = self.guards[i].as_ref()?.as_ref()?;
+        if guard.is_match(body) {
+            return None;
+        }
+        let index = self.regular[i];
+        let rule = &self.rules[index];
+        if !rule.allows_text_direct(body) || !rule.head().allows_level(reading.level.as_deref()) {
+            return None;
+        }
+        let fields = match rule {
+            Rule::Regex(r) => r.match_body(body),
+            Rule::Stats(r) => r.match_body(body),
+            Rule::Reference { .. } => None,
+        }?;
+        Some(Event { rule: Some(index), partial: false, reading: reading.clone(), prefix: None, fields })
+    }
+
     /// A regular rule's message found anywhere in the line (Err: a reference-only rule could).
     fn search(&mut self, frame: &Frame<'_>) -> Option<Result<Event, ()>> {
         let text = frame.search_text();
+        let present = self.needles.scan(text);
         for i in 0..self.regular.len() {
             let index = self.regular[i];
             let rule = &self.rules[index];
-            if !rule.allows_text(text) {
+            if !rule.allows_text(&present) {
                 continue;
             }
             let found = match rule {

@@ -58,7 +58,7 @@ impl Core {
         for (kind, columns) in &spec.kinds {
             layouts.insert(kind.clone(), Layout::new(columns).map_err(PyValueError::new_err)?);
         }
-        let first = LineParser::new(&spec).map_err(PyValueError::new_err)?;
+        let first = LineParser::new(&spec, &layouts).map_err(PyValueError::new_err)?;
         let shape = Shape { engine: spec.engine.clone(), layouts };
         Ok(Core { spec, shape, parsers: Mutex::new(vec![first]) })
     }
@@ -68,7 +68,7 @@ impl Core {
         -> PyResult<Bound<'py, PyDict>> {
         let mut parser = match self.parsers.lock().expect("parser pool").pop() {
             Some(p) => p,
-            None => LineParser::new(&self.spec).map_err(PyValueError::new_err)?,
+            None => LineParser::new(&self.spec, &self.shape.layouts).map_err(PyValueError::new_err)?,
         };
         let out = py.detach(|| parse_block(&mut parser, &self.shape, data, n_lines, first_line));
         self.parsers.lock().expect("parser pool").push(parser);

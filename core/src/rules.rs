@@ -1,59 +1,83 @@
 //! Rules compiled for matching (mirrors `logparse.parse.rules`): a message rule's regex read whole
-//! or searched for; a stats rule's title and `key: value` pairs.
+//! or searched for; a stats rule's title and `key: value` pairs. Fields are set by column index of
+//! the rule's kind.
 
-use memchr::memmem::Finder;
-use regex::{Captures, Regex};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, HashSet};
 
-use crate::envelope::last_capture;
+use crate::columns::Layout;
+use crate::needles::{Needles, Present};
+use crate::regexes::{Compiled, Spans};
 use crate::spec;
 use crate::stats::{first_key_positions, read_pairs, KEY_SEPARATOR};
 use crate::values::{convert, derive, derived_value, FieldType, Value};
 
 pub const MESSAGE_GROUP: &str = "__msg";
-pub type Fields = BTreeMap<String, Value>;
 
-struct Compiled {
-    regex: Regex,
-    groups: Vec<(String, Vec<String>)>,
-}
+/// An event's fields: (column, value), each column at most once.
+#[derive(Debug, Default, Clone)]
+pub struct Fields(pub Vec<(usize, Value)>);
 
-impl Compiled {
-    fn new(p: &spec::Pattern, what: &str) -> Result<Compiled, String> {
-        let regex = Regex::new(&p.pattern).map_err(|e| format!("{what}: {e}"))?;
-        Ok(Compiled { regex, groups: p.groups.iter().map(|(k, v)| (k.clone(), v.clone())).collect() })
+impl Fields {
+    pub fn set(&mut self, col: usize, value: Value) {
+        match self.0.iter_mut().find(|(c, _)| *c == col) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((col, value)),
+        }
     }
 
-    fn aliases(&self, name: &str) -> &[String] {
-        self.groups.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_slice()).unwrap_or(&[])
+    pub fn get(&self, col: usize) -> Option<&Value> {
+        self.0.iter().find(|(c, _)| *c == col).map(|(_, v)| v)
     }
 }
 
-fn types_of(types: &BTreeMap<String, String>) -> Result<HashMap<String, FieldType>, String> {
+/// A field a regex gives: its column, type and group indices.
+struct FieldGroups {
+    col: usize,
+    typ: FieldType,
+    groups: Vec<usize>,
+}
+
+fn field_groups(compiled: &Compiled, pattern: &spec::Pattern, layout: &Layout,
+                types: &BTreeMap<String, FieldType>) -> Vec<FieldGroups> {
+    let mut out = Vec::new();
+    for (name, aliases) in &pattern.groups {
+        let (Some(col), Some(typ)) = (layout.index.get(name), types.get(name)) else { continue };
+        out.push(FieldGroups { col: *col, typ: *typ, groups: compiled.indices(aliases) });
+    }
+    out
+}
+
+fn fill(fields: &mut Fields, spans: &Spans<'_>, text: &str, groups: &[FieldGroups]) {
+    for f in groups {
+        if let Some(captured) = spans.last(text, &f.groups) {
+            fields.set(f.col, convert(captured, f.typ));
+        }
+    }
+}
+
+fn types_of(types: &BTreeMap<String, String>) -> Result<BTreeMap<String, FieldType>, String> {
     types.iter().map(|(k, v)| Ok((k.clone(), FieldType::parse(v)?))).collect()
 }
 
-/// A constant of a rule (`set = {...}`) as a value of its field's type.
-fn constant(value: &serde_json::Value) -> Value {
-    match value {
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                Value::Int(i)
-            } else {
-                Value::Float(n.as_f64().unwrap_or(f64::NAN))
-            }
-        }
-        serde_json::Value::String(s) => Value::Str(s.clone()),
-        _ => Value::Null,
+fn constants_of(constants: &BTreeMap<String, serde_json::Value>, layout: &Layout,
+                types: &BTreeMap<String, FieldType>) -> Vec<(usize, Value)> {
+    let mut out = Vec::new();
+    for (name, value) in constants {
+        let Some(col) = layout.index.get(name) else { continue };
+        let v = match value {
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => match (n.as_i64(), types.get(name)) {
+                (Some(i), Some(FieldType::Float)) => Value::Float(i as f64),
+                (Some(i), _) => Value::Int(i),
+                (None, _) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            serde_json::Value::String(s) => Value::Str(s.clone()),
+            _ => Value::Null,
+        };
+        out.push((*col, v));
     }
-}
-
-fn typed_constant(value: &serde_json::Value, typ: Option<&FieldType>) -> Value {
-    match (constant(value), typ) {
-        (Value::Int(i), Some(FieldType::Float)) => Value::Float(i as f64),
-        (v, _) => v,
-    }
+    out
 }
 
 /// What every rule has.
@@ -73,108 +97,193 @@ impl Head {
     }
 }
 
+/// A part of a template: literal text, or a field's column.
+enum Piece {
+    Text(String),
+    Field(Option<usize>),
+}
+
 pub struct RegexRule {
     pub head: Head,
-    pub anchors: Vec<Finder<'static>>,
-    pub unless: Vec<Finder<'static>>,
+    anchors: Vec<usize>,
+    unless: Vec<usize>,
+    anchor_texts: Vec<String>,
+    anchor_finders: Vec<memchr::memmem::Finder<'static>>,
+    unless_finders: Vec<memchr::memmem::Finder<'static>>,
     full: Compiled,
+    full_fields: Vec<FieldGroups>,
     search: Compiled,
-    find: Vec<Compiled>,
-    constants: Vec<(String, Value)>,
-    templates: Vec<(String, String)>,
-    derive: Vec<(String, String, String)>,
-    types: HashMap<String, FieldType>,
+    search_fields: Vec<FieldGroups>,
+    message_group: usize,
+    find: Vec<(Compiled, Vec<FieldGroups>)>,
+    constants: Vec<(usize, Value)>,
+    templates: Vec<(usize, Vec<Piece>)>,
+    derive: Vec<(usize, FieldType, String, Vec<usize>, Vec<usize>)>,
 }
 
 pub struct StatsKey {
-    field: Option<String>,
+    field: Option<(usize, FieldType)>,
     units: Vec<String>,
-    value: Option<Compiled>,
-    pattern: Option<Compiled>,
+    value: Option<(Compiled, Vec<FieldGroups>)>,
+    pattern: Option<(Compiled, Vec<FieldGroups>)>,
 }
 
 pub struct StatsRule {
     pub head: Head,
-    pub first: Vec<Finder<'static>>,
+    first: Vec<usize>,
+    first_texts: Vec<String>,
+    first_finders: Vec<memchr::memmem::Finder<'static>>,
     title: Compiled,
+    title_fields: Vec<FieldGroups>,
     search_title: Compiled,
+    search_title_fields: Vec<FieldGroups>,
+    message_group: usize,
     require: Vec<String>,
-    keys: HashMap<String, StatsKey>,
+    keys: FxHashMap<String, StatsKey>,
     key_patterns: Vec<StatsKey>,
-    constants: Vec<(String, Value)>,
-    types: HashMap<String, FieldType>,
+    constants: Vec<(usize, Value)>,
+    extra_col: Option<usize>,
 }
 
 pub enum Rule {
     Regex(RegexRule),
     Stats(StatsRule),
     /// a rule only the reference parser runs: a line it could take is left to it
-    Reference { head: Head, anchors: Vec<Finder<'static>>, first: Vec<Finder<'static>> },
+    Reference { head: Head, anchors: Vec<usize>, first: Vec<usize>, exclusion: Option<Vec<String>> },
 }
 
-fn finders(items: &[String], suffix: &str) -> Vec<Finder<'static>> {
-    items.iter().map(|s| Finder::new(format!("{s}{suffix}").as_bytes()).into_owned()).collect()
+fn finders_of(items: &[String]) -> Vec<memchr::memmem::Finder<'static>> {
+    items.iter().map(|s| memchr::memmem::Finder::new(s.as_bytes()).into_owned()).collect()
 }
 
-fn contains_all(text: &str, needles: &[Finder<'static>]) -> bool {
-    needles.iter().all(|f| f.find(text.as_bytes()).is_some())
-}
-
-fn contains_any(text: &str, needles: &[Finder<'static>]) -> bool {
-    needles.iter().any(|f| f.find(text.as_bytes()).is_some())
+fn parse_template(template: &str, layout: &Layout) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    let mut text = String::new();
+    while let Some(open) = rest.find('{') {
+        text.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close) if close > 0 && after[..close].chars().all(|c| c.is_alphanumeric() || c == '_') => {
+                out.push(Piece::Text(std::mem::take(&mut text)));
+                out.push(Piece::Field(layout.index.get(&after[..close]).copied()));
+                rest = &after[close + 1..];
+            }
+            _ => {
+                text.push('{');
+                rest = after;
+            }
+        }
+    }
+    text.push_str(rest);
+    out.push(Piece::Text(text));
+    out
 }
 
 impl Rule {
-    pub fn from_spec(rule: &spec::Rule) -> Result<Rule, String> {
+    pub fn from_spec(rule: &spec::Rule, layouts: &BTreeMap<String, Layout>, needles: &mut Needles)
+        -> Result<Rule, String> {
+        let layout_of = |kind: &str| layouts.get(kind).ok_or_else(|| format!("no columns for kind {kind}"));
+        let ids = |needles: &mut Needles, items: &[String], suffix: &str| -> Vec<usize> {
+            items.iter().map(|s| needles.add(&format!("{s}{suffix}"))).collect()
+        };
         Ok(match rule {
             spec::Rule::Regex {
                 name, kind, fallback, levels, anchors, unless, full, search, find, constants, templates, derive,
                 types,
             } => {
+                let layout = layout_of(kind)?;
                 let types = types_of(types)?;
+                let full_c = Compiled::new(&full.pattern, name)?;
+                let search_c = Compiled::new(&search.pattern, name)?;
+                let mut finds = Vec::new();
+                for p in find {
+                    let c = Compiled::new(&p.pattern, name)?;
+                    let f = field_groups(&c, p, layout, &types);
+                    finds.push((c, f));
+                }
+                let mut derived = Vec::new();
+                for (field, (function, source)) in derive {
+                    let Some(col) = layout.index.get(field) else { continue };
+                    let aliases = full.groups.get(source).cloned().unwrap_or_default();
+                    let saliases = search.groups.get(source).cloned().unwrap_or_default();
+                    derived.push((*col, *types.get(field).unwrap_or(&FieldType::Float), function.clone(),
+                                  full_c.indices(&aliases), search_c.indices(&saliases)));
+                }
                 Rule::Regex(RegexRule {
                     head: Head { name: name.clone(), kind: kind.clone(), fallback: *fallback,
                                  levels: levels.as_ref().map(|l| l.iter().cloned().collect()) },
-                    anchors: finders(anchors, ""),
-                    unless: finders(unless, ""),
-                    full: Compiled::new(full, name)?,
-                    search: Compiled::new(search, name)?,
-                    find: find.iter().map(|p| Compiled::new(p, name)).collect::<Result<_, _>>()?,
-                    constants: constants.iter().map(|(k, v)| (k.clone(), typed_constant(v, types.get(k)))).collect(),
-                    templates: templates.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                    derive: derive.iter().map(|(k, (f, s))| (k.clone(), f.clone(), s.clone())).collect(),
-                    types,
+                    anchors: ids(needles, anchors, ""),
+                    unless: ids(needles, unless, ""),
+                    anchor_texts: anchors.clone(),
+                    anchor_finders: finders_of(anchors),
+                    unless_finders: finders_of(unless),
+                    full_fields: field_groups(&full_c, full, layout, &types),
+                    search_fields: field_groups(&search_c, search, layout, &types),
+                    message_group: search_c.index(MESSAGE_GROUP).ok_or("search pattern without __msg")?,
+                    full: full_c,
+                    search: search_c,
+                    find: finds,
+                    constants: constants_of(constants, layout, &types),
+                    templates: templates.iter()
+                        .filter_map(|(k, v)| layout.index.get(k).map(|c| (*c, parse_template(v, layout))))
+                        .collect(),
+                    derive: derived,
                 })
             }
             spec::Rule::Stats {
                 name, kind, levels, title, search_title, first, require, keys, key_patterns, constants, types,
             } => {
+                let layout = layout_of(kind)?;
                 let types = types_of(types)?;
                 let entry = |e: &spec::StatsEntry| -> Result<StatsKey, String> {
+                    let compile = |p: &spec::Pattern| -> Result<(Compiled, Vec<FieldGroups>), String> {
+                        let c = Compiled::new(&p.pattern, name)?;
+                        let f = field_groups(&c, p, layout, &types);
+                        Ok((c, f))
+                    };
                     Ok(StatsKey {
-                        field: e.field.clone(),
+                        field: match &e.field {
+                            Some(f) => Some((*layout.index.get(f).ok_or(format!("no column {f}"))?,
+                                             *types.get(f).unwrap_or(&FieldType::Str))),
+                            None => None,
+                        },
                         units: e.units.clone(),
-                        value: e.value.as_ref().map(|p| Compiled::new(p, name)).transpose()?,
-                        pattern: e.pattern.as_ref().map(|p| Compiled::new(p, name)).transpose()?,
+                        value: e.value.as_ref().map(compile).transpose()?,
+                        pattern: e.pattern.as_ref().map(compile).transpose()?,
                     })
                 };
+                let title_c = Compiled::new(&title.pattern, name)?;
+                let search_c = Compiled::new(&search_title.pattern, name)?;
                 Rule::Stats(StatsRule {
                     head: Head { name: name.clone(), kind: kind.clone(), fallback: false,
                                  levels: levels.as_ref().map(|l| l.iter().cloned().collect()) },
-                    first: finders(first, KEY_SEPARATOR),
-                    title: Compiled::new(title, name)?,
-                    search_title: Compiled::new(search_title, name)?,
+                    first: ids(needles, first, KEY_SEPARATOR),
+                    first_texts: first.iter().map(|k| format!("{k}{KEY_SEPARATOR}")).collect(),
+                    first_finders: first.iter()
+                        .map(|k| memchr::memmem::Finder::new(format!("{k}{KEY_SEPARATOR}").as_bytes()).into_owned())
+                        .collect(),
+                    title_fields: field_groups(&title_c, title, layout, &types),
+                    search_title_fields: field_groups(&search_c, search_title, layout, &types),
+                    message_group: search_c.index(MESSAGE_GROUP).ok_or("search title without __msg")?,
+                    title: title_c,
+                    search_title: search_c,
                     require: require.clone(),
                     keys: keys.iter().map(|e| Ok((e.key.clone(), entry(e)?))).collect::<Result<_, String>>()?,
                     key_patterns: key_patterns.iter().map(entry).collect::<Result<_, _>>()?,
-                    constants: constants.iter().map(|(k, v)| (k.clone(), typed_constant(v, types.get(k)))).collect(),
-                    types,
+                    constants: constants_of(constants, layout, &types),
+                    extra_col: layout.index.get("extra").copied(),
                 })
             }
             spec::Rule::Reference { name, kind, fallback, anchors, first } => Rule::Reference {
                 head: Head { name: name.clone(), kind: kind.clone(), fallback: *fallback, levels: None },
-                anchors: finders(anchors, ""),
-                first: finders(first, KEY_SEPARATOR),
+                anchors: ids(needles, anchors, ""),
+                first: ids(needles, first, KEY_SEPARATOR),
+                exclusion: if !first.is_empty() {
+                    Some(first.iter().map(|k| format!("{k}{KEY_SEPARATOR}")).collect())
+                } else {
+                    anchors.first().map(|a| vec![a.clone()])
+                },
             },
         })
     }
@@ -187,13 +296,33 @@ impl Rule {
         }
     }
 
-    /// Whether the rule may apply to `text` at all (anchors, `unless`, first keys).
-    pub fn allows_text(&self, text: &str) -> bool {
+    /// Literals one of which must be in a text this rule applies to (None: no such literal: the
+    /// rule may apply to any text).
+    pub fn exclusion(&self) -> Option<Vec<String>> {
         match self {
-            Rule::Regex(r) => contains_all(text, &r.anchors) && !contains_any(text, &r.unless),
-            Rule::Stats(r) => contains_any(text, &r.first),
+            Rule::Regex(r) => r.anchor_texts.iter().find(|a| !a.is_empty()).map(|a| vec![a.clone()]),
+            Rule::Stats(r) => Some(r.first_texts.clone()),
+            Rule::Reference { exclusion, .. } => exclusion.clone(),
+        }
+    }
+
+    /// `allows_text` without a scan of every literal: the rule's own literals searched directly.
+    pub fn allows_text_direct(&self, text: &str) -> bool {
+        let has = |f: &memchr::memmem::Finder<'static>| f.find(text.as_bytes()).is_some();
+        match self {
+            Rule::Regex(r) => r.anchor_finders.iter().all(has) && !r.unless_finders.iter().any(has),
+            Rule::Stats(r) => r.first_finders.iter().any(has),
+            Rule::Reference { .. } => false,
+        }
+    }
+
+    /// Whether the rule may apply to a text whose literals are `present`.
+    pub fn allows_text(&self, present: &Present) -> bool {
+        match self {
+            Rule::Regex(r) => r.anchors.iter().all(|i| present.has(*i)) && !r.unless.iter().any(|i| present.has(*i)),
+            Rule::Stats(r) => r.first.iter().any(|i| present.has(*i)),
             Rule::Reference { anchors, first, .. } => {
-                if first.is_empty() { contains_all(text, anchors) } else { contains_any(text, first) }
+                if first.is_empty() { anchors.iter().all(|i| present.has(*i)) } else { first.iter().any(|i| present.has(*i)) }
             }
         }
     }
@@ -201,79 +330,69 @@ impl Rule {
 
 impl RegexRule {
     pub fn match_body(&self, body: &str) -> Option<Fields> {
-        let caps = self.full.regex.captures(body)?;
-        Some(self.fields(&self.full, &caps, body))
+        let spans = self.full.captures(body)?;
+        let mut fields = Fields(self.constants.clone());
+        fill(&mut fields, &spans, body, &self.full_fields);
+        let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self.derive.iter()
+            .map(|(col, typ, f, groups, _)| (*col, *typ, f.as_str(), spans.last(body, groups))).collect();
+        drop(spans);
+        self.finish(&mut fields, body, &derive_groups);
+        Some(fields)
     }
 
     pub fn search(&self, text: &str) -> Option<(usize, Fields)> {
-        let caps = self.search.regex.captures(text)?;
-        let start = caps.name(MESSAGE_GROUP)?.start();
-        Some((start, self.fields(&self.search, &caps, &text[start..])))
+        let spans = self.search.captures(text)?;
+        let start = spans.get(self.message_group)?.0;
+        let mut fields = Fields(self.constants.clone());
+        fill(&mut fields, &spans, text, &self.search_fields);
+        let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self.derive.iter()
+            .map(|(col, typ, f, _, groups)| (*col, *typ, f.as_str(), spans.last(text, groups))).collect();
+        drop(spans);
+        self.finish(&mut fields, &text[start..], &derive_groups);
+        Some((start, fields))
     }
 
-    fn fields(&self, compiled: &Compiled, caps: &Captures<'_>, message: &str) -> Fields {
-        let mut fields: Fields = self.constants.iter().cloned().collect();
-        for (name, aliases) in &compiled.groups {
-            let Some(typ) = self.types.get(name) else { continue };
-            if let Some(text) = last_capture(caps, aliases) {
-                fields.insert(name.clone(), convert(text, *typ));
-            }
-        }
-        for find in &self.find {
-            let Some(found) = find.regex.captures(message) else { continue };
-            for (name, aliases) in &find.groups {
-                let Some(typ) = self.types.get(name) else { continue };
-                if let Some(text) = last_capture(&found, aliases) {
-                    if matches!(fields.get(name), None | Some(Value::Null)) {
-                        fields.insert(name.clone(), convert(text, *typ));
+    fn finish(&self, fields: &mut Fields, message: &str, derive_groups: &[(usize, FieldType, &str, Option<&str>)]) {
+        for (compiled, groups) in &self.find {
+            let Some(spans) = compiled.captures(message) else { continue };
+            for f in groups {
+                if let Some(captured) = spans.last(message, &f.groups) {
+                    if matches!(fields.get(f.col), None | Some(Value::Null)) {
+                        fields.set(f.col, convert(captured, f.typ));
                     }
                 }
             }
         }
-        for (name, template) in &self.templates {
-            let filled = fill_template(template, &fields);
-            fields.insert(name.clone(), Value::Str(filled.trim_end_matches([':', ' ']).to_string()));
-        }
-        for (name, function, source) in &self.derive {
-            if let Some(text) = last_capture(caps, compiled.aliases(source)) {
-                let typ = self.types.get(name).copied().unwrap_or(FieldType::Float);
-                let value = derive(function, text).map(|n| derived_value(function, n, typ)).unwrap_or(Value::Null);
-                fields.insert(name.clone(), value);
+        for (col, pieces) in &self.templates {
+            let mut out = String::new();
+            for piece in pieces {
+                match piece {
+                    Piece::Text(t) => out.push_str(t),
+                    Piece::Field(Some(c)) => out.push_str(&fields.get(*c).map(Value::py_str).unwrap_or_default()),
+                    Piece::Field(None) => {}
+                }
             }
+            fields.set(*col, Value::Str(out.trim_end_matches([':', ' ']).to_string()));
         }
-        fields
-    }
-}
-
-/// `{name}` in a template replaced by the field's text, as Python's `str()` prints it.
-fn fill_template(template: &str, fields: &Fields) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        match after.find('}') {
-            Some(close) if close > 0 && after[..close].chars().all(|c| c.is_alphanumeric() || c == '_') => {
-                let name = &after[..close];
-                out.push_str(&fields.get(name).map(Value::py_str).unwrap_or_default());
-                rest = &after[close + 1..];
-            }
-            _ => {
-                out.push('{');
-                rest = after;
+        for (col, typ, function, captured) in derive_groups {
+            if let Some(text) = captured {
+                let value = derive(function, text).map(|n| derived_value(function, n, *typ)).unwrap_or(Value::Null);
+                fields.set(*col, value);
             }
         }
     }
-    out.push_str(rest);
-    out
 }
 
 impl StatsRule {
     pub fn match_body(&self, body: &str) -> Option<Fields> {
-        for at in first_key_positions(body, &self.first) {
-            if let Some(title) = self.title.regex.captures(&body[..at]) {
-                if let Some(fields) = self.pairs(&body[at..], &self.title, &title) {
-                    return Some(fields);
+        for at in first_key_positions(body, &self.first_finders) {
+            let head = &body[..at];
+            if let Some(spans) = self.title.captures(head) {
+                let mut fields = Fields(self.constants.clone());
+                let from_title = self.title_values(&spans, head, &self.title_fields);
+                drop(spans);
+                if let Some(f) = self.pairs(&body[at..], &mut fields, from_title) {
+                    return Some(f);
                 }
             }
         }
@@ -281,103 +400,101 @@ impl StatsRule {
     }
 
     pub fn search(&self, text: &str) -> Option<(usize, Fields)> {
-        for at in first_key_positions(text, &self.first) {
-            if let Some(title) = self.search_title.regex.captures(&text[..at]) {
-                if let Some(fields) = self.pairs(&text[at..], &self.search_title, &title) {
-                    return Some((title.name(MESSAGE_GROUP)?.start(), fields));
+        for at in first_key_positions(text, &self.first_finders) {
+            let head = &text[..at];
+            if let Some(spans) = self.search_title.captures(head) {
+                let start = spans.get(self.message_group)?.0;
+                let mut fields = Fields(self.constants.clone());
+                let from_title = self.title_values(&spans, head, &self.search_title_fields);
+                drop(spans);
+                if let Some(f) = self.pairs(&text[at..], &mut fields, from_title) {
+                    return Some((start, f));
                 }
             }
         }
         None
     }
 
-    fn field_type(&self, name: &str) -> FieldType {
-        self.types.get(name).copied().unwrap_or(FieldType::Str)
+    fn title_values(&self, spans: &Spans<'_>, head: &str, groups: &[FieldGroups]) -> Vec<(usize, Value)> {
+        groups.iter().filter_map(|f| spans.last(head, &f.groups).map(|t| (f.col, convert(t, f.typ)))).collect()
     }
 
-    fn pairs(&self, text: &str, compiled: &Compiled, title: &Captures<'_>) -> Option<Fields> {
+    fn pairs(&self, text: &str, fields: &mut Fields, from_title: Vec<(usize, Value)>) -> Option<Fields> {
         let pairs = read_pairs(text)?;
         if self.require.iter().any(|k| !pairs.iter().any(|(key, _)| key == k)) {
             return None;
         }
-        let mut fields: Fields = self.constants.iter().cloned().collect();
-        let mut from_line: HashSet<String> = HashSet::new();
-        for (name, aliases) in &compiled.groups {
-            if name.starts_with('_') {
-                continue;
-            }
-            if let Some(value) = last_capture(title, aliases) {
-                fields.insert(name.clone(), convert(value, self.field_type(name)));
-                from_line.insert(name.clone());
-            }
+        let mut from_line: Vec<usize> = Vec::with_capacity(pairs.len() + from_title.len());
+        for (col, value) in from_title {
+            fields.set(col, value);
+            from_line.push(col);
         }
         let mut extra: Vec<(String, String)> = Vec::new();
-        for (key, value) in pairs {
-            let got = self.entry_for(&key).and_then(|(entry, key_caps)| self.value_fields(entry, &value, key_caps));
-            match got {
-                Some(got) if !got.iter().any(|(name, _)| from_line.contains(name)) => {
-                    for (name, v) in got {
-                        from_line.insert(name.clone());
-                        fields.insert(name, v);
-                    }
-                }
-                _ => extra.push((key, value)),
+        let mut got: Vec<(usize, Value)> = Vec::with_capacity(4);
+        for (key, value) in &pairs {
+            got.clear();
+            let ok = self.value_fields(key, value, &mut got);
+            if !ok || got.iter().any(|(col, _)| from_line.contains(col)) {
+                extra.push((key.to_string(), value.to_string()));
+                continue;
+            }
+            for (col, v) in got.drain(..) {
+                from_line.push(col);
+                fields.set(col, v);
             }
         }
         if !extra.is_empty() {
-            fields.insert("extra".to_string(), Value::Pairs(extra));
-        }
-        Some(fields)
-    }
-
-    fn entry_for<'k>(&self, key: &'k str) -> Option<(&StatsKey, Option<(&Compiled, Captures<'k>)>)> {
-        if let Some(entry) = self.keys.get(key) {
-            return Some((entry, None));
-        }
-        for entry in &self.key_patterns {
-            let pattern = entry.pattern.as_ref()?;
-            if let Some(caps) = pattern.regex.captures(key) {
-                return Some((entry, Some((pattern, caps))));
+            if let Some(col) = self.extra_col {
+                fields.set(col, Value::Pairs(extra));
             }
         }
-        None
+        Some(std::mem::take(fields))
     }
 
-    fn value_fields(&self, entry: &StatsKey, value: &str, key_caps: Option<(&Compiled, Captures<'_>)>) -> Option<Vec<(String, Value)>> {
-        let mut out: Vec<(String, Value)> = Vec::new();
-        let mut put = |name: &str, v: Value| {
-            if let Some(slot) = out.iter_mut().find(|(n, _)| n == name) {
-                slot.1 = v;
-            } else {
-                out.push((name.to_string(), v));
+    fn value_fields(&self, key: &str, value: &str, out: &mut Vec<(usize, Value)>) -> bool {
+        let put = |out: &mut Vec<(usize, Value)>, col: usize, v: Value| {
+            match out.iter_mut().find(|(c, _)| *c == col) {
+                Some(slot) => slot.1 = v,
+                None => out.push((col, v)),
             }
         };
-        if let Some((compiled, caps)) = key_caps {
-            for (name, aliases) in &compiled.groups {
-                if name.starts_with('_') {
-                    continue;
+        let entry = match self.keys.get(key) {
+            Some(e) => e,
+            None => {
+                let mut found = None;
+                for e in &self.key_patterns {
+                    let Some((compiled, groups)) = &e.pattern else { continue };
+                    if let Some(spans) = compiled.captures(key) {
+                        for f in groups {
+                            if let Some(t) = spans.last(key, &f.groups) {
+                                put(out, f.col, convert(t, f.typ));
+                            }
+                        }
+                        found = Some(e);
+                        break;
+                    }
                 }
-                if let Some(text) = last_capture(&caps, aliases) {
-                    put(name, convert(text, self.field_type(name)));
+                match found {
+                    Some(e) => e,
+                    None => return false,
+                }
+            }
+        };
+        if let Some((compiled, groups)) = &entry.value {
+            let Some(spans) = compiled.captures(value) else { return false };
+            for f in groups {
+                if let Some(t) = spans.last(value, &f.groups) {
+                    put(out, f.col, convert(t, f.typ));
                 }
             }
         }
-        if let Some(compiled) = &entry.value {
-            let caps = compiled.regex.captures(value)?;
-            for (name, aliases) in &compiled.groups {
-                if name.starts_with('_') {
-                    continue;
-                }
-                if let Some(text) = last_capture(&caps, aliases) {
-                    put(name, convert(text, self.field_type(name)));
-                }
+        if let Some((col, typ)) = entry.field {
+            match typed_value(value, typ, &entry.units) {
+                Some(v) => put(out, col, v),
+                None => return false,
             }
         }
-        if let Some(field) = &entry.field {
-            let typed = typed_value(value, self.field_type(field), &entry.units)?;
-            put(field, typed);
-        }
-        Some(out)
+        true
     }
 }
 
@@ -385,12 +502,11 @@ impl StatsRule {
 pub fn typed_value(value: &str, typ: FieldType, units: &[String]) -> Option<Value> {
     match typ {
         FieldType::Int | FieldType::Float => {
-            let caps = crate::values::leading_number_re().captures(value)?;
-            let unit = caps.get(2).map(|m| m.as_str()).unwrap_or("");
+            let (number, unit) = crate::values::split_number(value)?;
             if !unit.is_empty() && !units.iter().any(|u| u == unit) {
                 return None;
             }
-            match convert(&caps[1], typ) {
+            match convert(number, typ) {
                 Value::Null => None,
                 v => Some(v),
             }

@@ -25,9 +25,13 @@ pub struct StampParts {
     pub epoch_us: Option<i64>,
 }
 
+const PARTS: [&str; 10] = ["Y", "m", "d", "H", "M", "S", "f", "tz", "mon", "epoch"];
+
 struct Shape {
     regex: Regex,
-    groups: BTreeMap<String, Vec<String>>,
+    locs: std::cell::RefCell<regex::CaptureLocations>,
+    // per part of PARTS, the group indices that give it
+    groups: Vec<Vec<usize>>,
 }
 
 /// The grammar's stamp shapes, tried in order.
@@ -87,7 +91,14 @@ impl Stamps {
         let mut shapes = Vec::new();
         for s in &spec.stamps {
             let regex = Regex::new(&s.pattern).map_err(|e| format!("stamp {}: {e}", s.name))?;
-            shapes.push(Shape { regex, groups: s.groups.clone() });
+            let index: BTreeMap<&str, usize> =
+                regex.capture_names().enumerate().filter_map(|(i, n)| n.map(|n| (n, i))).collect();
+            let groups = PARTS.iter().map(|part| {
+                s.groups.get(*part).map(|names| names.iter().filter_map(|n| index.get(n.as_str()).copied()).collect())
+                    .unwrap_or_default()
+            }).collect();
+            let locs = std::cell::RefCell::new(regex.capture_locations());
+            shapes.push(Shape { regex, locs, groups });
         }
         Ok(Stamps { shapes, months: spec.months.clone(), epoch_completeness: spec.epoch_completeness })
     }
@@ -95,12 +106,11 @@ impl Stamps {
     /// The parts of `text` by the first shape that matches it whole, or None.
     pub fn read(&self, text: &str) -> Option<StampParts> {
         for shape in &self.shapes {
-            if let Some(caps) = shape.regex.captures(text) {
-                let mut found: BTreeMap<&str, &str> = BTreeMap::new();
-                for (name, aliases) in &shape.groups {
-                    if let Some(m) = aliases.iter().rev().find_map(|n| caps.name(n)) {
-                        found.insert(name.as_str(), m.as_str());
-                    }
+            let mut locs = shape.locs.borrow_mut();
+            if shape.regex.captures_read(&mut locs, text).is_some() {
+                let mut found: [Option<&str>; 10] = [None; 10];
+                for (part, groups) in shape.groups.iter().enumerate() {
+                    found[part] = groups.iter().rev().find_map(|i| locs.get(*i)).map(|(s, e)| &text[s..e]);
                 }
                 return self.parts(&found);
             }
@@ -108,8 +118,10 @@ impl Stamps {
         None
     }
 
-    fn parts(&self, found: &BTreeMap<&str, &str>) -> Option<StampParts> {
-        let get = |name: &str| -> Option<&str> { found.get(name).copied() };
+    fn parts(&self, found: &[Option<&str>; 10]) -> Option<StampParts> {
+        let get = |name: &str| -> Option<&str> {
+            PARTS.iter().position(|p| *p == name).and_then(|i| found[i])
+        };
         if let Some(epoch) = get("epoch").filter(|e| !e.is_empty()) {
             let us = epoch_micros(epoch)?;
             return Some(StampParts {

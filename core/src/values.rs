@@ -73,6 +73,61 @@ pub fn leading_number_re() -> &'static Regex {
     })
 }
 
+/// A stats value split as `leading_number_re` splits it: (the number, what follows its blanks).
+pub fn split_number(value: &str) -> Option<(&str, &str)> {
+    let b = value.as_bytes();
+    let mut i = 0;
+    let numeric = |start: usize| -> Option<usize> {
+        let mut j = start;
+        if j < b.len() && b[j] == b'-' {
+            j += 1;
+        }
+        if j >= b.len() || !b[j].is_ascii_digit() {
+            return None;
+        }
+        j += 1;
+        while j < b.len() && (b[j].is_ascii_digit() || b[j] == b',' || b[j] == b'_') {
+            j += 1;
+        }
+        if j + 1 < b.len() && b[j] == b'.' && b[j + 1].is_ascii_digit() {
+            j += 2;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+        }
+        if j < b.len() && (b[j] == b'e' || b[j] == b'E') {
+            let mut k = j + 1;
+            if k < b.len() && (b[k] == b'+' || b[k] == b'-') {
+                k += 1;
+            }
+            if k < b.len() && b[k].is_ascii_digit() {
+                while k < b.len() && b[k].is_ascii_digit() {
+                    k += 1;
+                }
+                j = k;
+            }
+        }
+        Some(j)
+    };
+    let end = match numeric(0) {
+        Some(end) => end,
+        None => {
+            let sign = usize::from(value.starts_with('-'));
+            if value[sign..].starts_with("nan") || value[sign..].starts_with("inf") {
+                sign + 3
+            } else {
+                return None;
+            }
+        }
+    };
+    i += end;
+    let number = &value[..i];
+    while i < b.len() && b[i] == b' ' {
+        i += 1;
+    }
+    Some((number, &value[i..]))
+}
+
 fn duration_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"\A(?:([0-9]+):)?([0-9]+):([0-9]+(?:\.[0-9]+)?)\z").expect("duration regex"))
@@ -80,6 +135,13 @@ fn duration_re() -> &'static Regex {
 
 /// Python's `float(text)` (text already stripped), or None.
 pub fn py_float(text: &str) -> Option<f64> {
+    let b = text.as_bytes();
+    let plain = !b.is_empty()
+        && b.iter().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E'))
+        && b.iter().any(|c| c.is_ascii_digit());
+    if plain {
+        return text.parse::<f64>().ok();
+    }
     let t = text.trim_matches(crate::text::py_is_space);
     if t.is_empty() || t.contains('_') {
         return None;
@@ -114,6 +176,17 @@ pub fn convert(value: &str, typ: FieldType) -> Value {
         return Value::Str(value.to_string());
     }
     let text = value.trim_matches(crate::text::BLANKS);
+    let bytes = text.as_bytes();
+    let digits = |b: &[u8]| !b.is_empty() && b.iter().all(u8::is_ascii_digit);
+    match typ {
+        FieldType::Int if digits(bytes) || (bytes.first() == Some(&b'-') && digits(&bytes[1..])) => {
+            return text.parse::<i64>().map(Value::Int).unwrap_or(Value::Null);
+        }
+        FieldType::Float if !bytes.iter().any(|c| matches!(c, b',' | b'_' | b'%')) => {
+            return py_float(text).map(Value::Float).unwrap_or(Value::Null);
+        }
+        _ => {}
+    }
     match typ {
         FieldType::Int => {
             let cleaned: String = text.chars().filter(|c| *c != ',' && *c != '_').collect();
@@ -236,6 +309,11 @@ mod tests {
         assert_eq!(convert("True", FieldType::Bool), Value::Bool(true));
         assert_eq!(convert("0.9, 0.8", FieldType::Floats), Value::Floats(vec![0.9, 0.8]));
         assert_eq!(convert("99999999999999999999", FieldType::Int), Value::Null);
+        assert_eq!(split_number("16.6%"), Some(("16.6", "%")));
+        assert_eq!(split_number("8 reqs"), Some(("8", "reqs")));
+        assert_eq!(split_number("-nan%"), Some(("-nan", "%")));
+        assert_eq!(split_number("1.e5"), Some(("1", ".e5")));
+        assert_eq!(split_number("x"), None);
     }
 
     #[test]
