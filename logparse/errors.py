@@ -20,3 +20,16 @@ class EngineNotDetected(LogparseError):
     def __init__(self, message: str, scores: dict[str, float]) -> None:
         super().__init__(message)
         self.scores = scores
+
+
+class OutputError(LogparseError):
+    """An output could not be written (read-only, full disk, a file in the way, no permission)."""
+
+
+class PartialFailure(LogparseError):
+    """Some of several inputs could not be read; the others were done. The CLI exits 1."""
+
+    def __init__(self, message: str, failed: int, total: int) -> None:
+        super().__init__(message)
+        self.failed = failed
+        self.total = total

@@ -1,8 +1,8 @@
 """Which engine wrote a log: a score in [0, 1] per engine, from the head of the log.
 
 As in Pygments' `analyse_text`: a marker line settles it (1.0); otherwise the score is the share
-of non-empty head lines that the engine's grammar types as a kind that only engine prints, or
-that its distinctive envelope takes. Scoring never raises.
+of non-empty head lines that the engine's grammar types as a kind both engines do not share
+(request and warning lines are no evidence). Scoring never raises.
 """
 from __future__ import annotations
 
@@ -28,16 +28,7 @@ def score(grammar: Grammar, engine: str, head: Sequence[str]) -> float:
         if any(marker in line for line in lines for marker in markers):
             return 1.0
         parser = LineParser(grammar, engine)
-        distinctive = {e.name for e in parser.engine.envelopes if e.distinctive}
-        hits = 0
-        for line in lines:
-            frame = parser.envelope(line)
-            if frame.envelope in distinctive:
-                hits += 1
-                continue
-            found = parser.match_rules(frame)
-            if found is not None and found[0].kind not in GENERIC_KINDS:
-                hits += 1
+        hits = sum(parser.parse(i, line)["kind"] not in GENERIC_KINDS for i, line in enumerate(lines, 1))
         return max(0.0, min(1.0, hits / len(lines)))
     except Exception:  # noqa: BLE001 - detection must never fail a run (pygments semantics)
         return 0.0

@@ -1,0 +1,287 @@
+"""From a log file to tables: the library entry points of the ingest.
+
+* `ingest(path)`: a log (or a folder of tables written earlier) as one polars frame per kind;
+* `ingest_to_folder(path, folder)`: the same, written as Parquet (tables read back lazily);
+* `ingest_many(logs, out)`: several logs side by side into one dataset, a run per log.
+
+Reading, detection, parsing (the compiled core, or the reference parser), `time` and sinks are the
+one pipeline of `logparse.ingest.run`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from logparse.errors import InputError, LogparseError, PartialFailure
+from logparse.escape import for_terminal
+from logparse.grammar import Grammar, load_grammar
+from logparse.ingest.reader import ReadStats, input_size
+from logparse.ingest.run import PARALLEL_MIN_BYTES, Outcome, Sink, stream_log, usable_cores
+from logparse.ingest.sinks import MemorySink
+from logparse.ingest.times import TimeFacts
+from logparse.store import (MARKER_FILE, TableWriter, is_table_folder, load_info, read_tables, remove_tree, runs_of,
+                            save_info, scan_tables)
+
+Frame = pl.DataFrame | pl.LazyFrame
+
+
+class LineCounts:
+    """Line totals derived from `counts` (events per kind)."""
+
+    counts: dict[str, int]
+
+    @property
+    def lines(self) -> int:
+        """Number of input lines (= number of events)."""
+        return sum(self.counts.values())
+
+    @property
+    def typed_lines(self) -> int:
+        """Lines that became a kind other than `unparsed`."""
+        return self.lines - self.counts.get("unparsed", 0)
+
+    @property
+    def coverage(self) -> float:
+        """Typed lines over all lines (1.0 for an empty log)."""
+        return self.typed_lines / self.lines if self.lines else 1.0
+
+
+@dataclass
+class IngestResult(LineCounts):
+    """The tables of one log, and what was learned while reading it. `tables` are polars frames,
+    or lazy scans of the Parquet files when the log was written to a folder."""
+
+    source: str
+    engine: str
+    scores: dict[str, float]
+    tables: dict[str, Any]
+    stats: ReadStats
+    counts: dict[str, int] = field(default_factory=dict)
+    grammar: Grammar | None = field(default=None, repr=False)
+    times: TimeFacts = field(default_factory=TimeFacts)
+    extra_keys: dict[tuple[str, str], int] = field(default_factory=dict)
+    folder: Path | None = None
+
+    def __getitem__(self, kind: str) -> Any:
+        return self.tables[kind]
+
+    def get(self, kind: str) -> Any:
+        """The table of `kind`, or None when the log has no such line."""
+        return self.tables.get(kind)
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        """Every table read whole (lazy scans collected)."""
+        return {k: v.collect() if isinstance(v, pl.LazyFrame) else v for k, v in self.tables.items()}
+
+    def info(self) -> dict[str, Any]:
+        """What is kept beside the tables (`store.save_info`)."""
+        return {"source": self.source, "engine": self.engine, "scores": self.scores, "counts": self.counts,
+                "read": dataclasses.asdict(self.stats), "times": self.times.as_dict(),
+                "extra_keys": [[rule, key, n] for (rule, key), n in sorted(self.extra_keys.items())]}
+
+
+def _result(outcome: Outcome, tables: dict[str, Any], grammar: Grammar, folder: Path | None = None) -> IngestResult:
+    return IngestResult(source=outcome.source, engine=outcome.engine, scores=outcome.scores, tables=tables,
+                        stats=outcome.stats, counts=outcome.counts, grammar=grammar, times=outcome.times,
+                        extra_keys=outcome.extra_keys, folder=folder)
+
+
+def ingest(path: str | Path, *, engine: str = "auto", year: int | None = None, tz: str | None = None,
+           patterns: Sequence[str | Path] = (), reference: bool = False, workers: int | None = None) -> IngestResult:
+    """Parse a vLLM or SGLang log (`-` for stdin, `.gz` read as is) into one DataFrame per kind.
+
+    Parameters
+    ----------
+    path
+        The log. A folder of tables written by `logparse ingest --out` (one log's folder, or one
+        `run=<name>` of a dataset) is read back instead.
+    engine
+        `auto` (detected from the head of the log), or an engine name (`vllm`, `sglang`).
+    year
+        The year of stamps that print none, when the log shows no full date.
+    tz
+        The zone of stamps that print none (default: this machine's).
+    patterns
+        Extra grammar files, on top of the built-in ones and `LOGPARSE_PATTERNS`.
+    reference
+        Read every line with the reference Python parser instead of the compiled core (the same
+        tables, slower).
+    workers
+        Threads for the log's blocks (default: the cores, for large logs).
+    """
+    if is_table_folder(path):
+        return read_folder(Path(path), patterns=patterns)
+    grammar = load_grammar(patterns)
+    sink = MemorySink()
+    outcome = stream_log(path, grammar, lambda: _fresh(sink), engine=engine, year=year, tz=tz,
+                         reference=reference, workers=workers)
+    return _result(outcome, sink.tables(), grammar)  # type: ignore[arg-type]
+
+
+def _fresh(sink: MemorySink) -> MemorySink:
+    sink.batches.clear()
+    return sink
+
+
+def ingest_to_folder(path: str | Path, folder: Path, *, engine: str = "auto", year: int | None = None,
+                     tz: str | None = None, patterns: Sequence[str | Path] = (), reference: bool = False,
+                     workers: int | None = None, layout: str = "flat", extra_sink: Sink | None = None,
+                     progress: Callable[[int, int | None], None] | None = None,
+                     cancel: threading.Event | None = None) -> IngestResult:
+    """Parse `path` into Parquet tables in `folder` (`<kind>.parquet`, or `kind=<kind>/part-*.parquet`
+    for the `hive` layout of a dataset's run) and keep the ingest facts beside them. The result's
+    tables are lazy scans of those files."""
+    from logparse.ingest.sinks import TeeSink
+
+    grammar = load_grammar(patterns)
+
+    def sink() -> Sink:
+        writer = TableWriter(folder, layout=layout)
+        return writer if extra_sink is None else TeeSink(writer, extra_sink)
+
+    outcome = stream_log(path, grammar, sink, engine=engine, year=year, tz=tz, reference=reference,
+                         workers=workers, progress=progress, cancel=cancel)
+    folder.mkdir(parents=True, exist_ok=True)
+    result = _result(outcome, scan_tables(folder, outcome.kinds), grammar, folder)
+    save_info(folder, result.info())
+    return result
+
+
+def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestResult:
+    """The tables of a folder written by `logparse ingest --out`, as an `IngestResult`.
+
+    A dataset of several runs is refused with the list of its runs: analyse one run at a time."""
+    folder = path
+    runs = runs_of(path) if (path / MARKER_FILE).exists() else []
+    if runs:
+        if len(runs) > 1:
+            shown = ", ".join(r.name for r in runs[:8]) + (", ..." if len(runs) > 8 else "")
+            raise InputError(f"{for_terminal(str(path))}: a dataset of {len(runs)} runs ({for_terminal(shown)}); "
+                             f"give one of them, e.g. {for_terminal(str(runs[0]))}")
+        folder = runs[0]
+    tables = read_tables(folder)
+    if not tables:
+        raise InputError(f"{for_terminal(str(path))}: holds no tables")
+    info = load_info(folder) or {}
+    engine = info.get("engine") or _engine_of(tables)
+    if engine is None:
+        raise InputError(f"{for_terminal(str(path))}: its tables do not say which engine wrote the log")
+    counts = {kind: frame.height for kind, frame in tables.items()}
+    read = info.get("read") or {}
+    known = {f.name for f in dataclasses.fields(ReadStats)}
+    stats = ReadStats(**{k: v for k, v in read.items() if k in known}) if read else ReadStats(lines=sum(counts.values()))
+    times = TimeFacts(**{k: v for k, v in (info.get("times") or {}).items() if k in TimeFacts.__dataclass_fields__})
+    extra = {(r, k): n for r, k, n in info.get("extra_keys", [])}
+    return IngestResult(source=str(path), engine=str(engine), scores=info.get("scores") or {str(engine): 1.0},
+                        tables=tables, stats=stats, counts=counts, grammar=load_grammar(patterns), times=times,
+                        extra_keys=extra, folder=folder)
+
+
+def _engine_of(tables: dict[str, pl.DataFrame]) -> str | None:
+    for frame in tables.values():
+        if "engine" in frame.columns:
+            values = frame.get_column("engine").drop_nulls()
+            if len(values):
+                return str(values[0])
+    return None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One log of a dataset: where it goes and how it is read."""
+
+    log: str
+    run: str
+    folder: Path | None  # the run's folder (None: headline only, written to a scratch folder)
+    engine: str = "auto"
+    year: int | None = None
+    tz: str | None = None
+    patterns: tuple[str, ...] = ()
+    reference: bool = False
+
+
+@dataclass
+class JobResult:
+    """A job's result, or why it failed."""
+
+    job: Job
+    result: IngestResult | None = None
+    error: str | None = None
+
+
+def run_job(job: Job, *, workers: int = 1, cancel: threading.Event | None = None) -> JobResult:
+    """Parse one log into its run folder; a log that cannot be read gives its error."""
+    import tempfile
+
+    try:
+        if job.folder is None:
+            tmp = Path(tempfile.mkdtemp(prefix="logparse-"))
+            try:
+                result = ingest_to_folder(job.log, tmp, engine=job.engine, year=job.year, tz=job.tz,
+                                          patterns=job.patterns, reference=job.reference, workers=workers,
+                                          layout="hive", cancel=cancel)
+                result.tables = {k: v.collect() for k, v in result.tables.items()}
+            finally:
+                remove_tree(tmp)
+            return JobResult(job, result)
+        job.folder.mkdir(parents=True, exist_ok=True)
+        return JobResult(job, ingest_to_folder(job.log, job.folder, engine=job.engine, year=job.year, tz=job.tz,
+                                               patterns=job.patterns, reference=job.reference, workers=workers,
+                                               layout="hive", cancel=cancel))
+    except LogparseError as exc:
+        if job.folder is not None:
+            remove_tree(job.folder)
+        return JobResult(job, error=str(exc))
+
+
+def ingest_many(jobs: Sequence[Job], *, parallel: int | None = None,
+                on_done: Callable[[int, JobResult], None] | None = None) -> list[JobResult]:
+    """Run `jobs`: a large log alone, its blocks on every thread; smaller logs side by side, a
+    thread each. `on_done` is called in this thread as each job ends. Raises `PartialFailure` when
+    some (not all) logs failed, after the others are done; `InputError` when all failed."""
+    parallel = parallel or usable_cores()
+    results: list[JobResult | None] = [None] * len(jobs)
+    alone = [i for i, job in enumerate(jobs)
+             if parallel <= 1 or len(jobs) == 1 or (input_size(job.log) or 0) >= PARALLEL_MIN_BYTES]
+    for i in alone:
+        results[i] = run_job(jobs[i], workers=parallel)
+        if on_done:
+            on_done(i, results[i])  # type: ignore[arg-type]
+    others = [i for i in range(len(jobs)) if i not in set(alone)]
+    if others:
+        cancel = threading.Event()
+        with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="logparse-log") as pool:
+            futures = {pool.submit(run_job, jobs[i], cancel=cancel): i for i in others}
+            try:
+                for future in as_completed(futures):
+                    i = futures[future]
+                    results[i] = future.result()
+                    if on_done:
+                        on_done(i, results[i])  # type: ignore[arg-type]
+            except BaseException:
+                cancel.set()
+                raise
+    done = [r for r in results if r is not None]
+    failed = [r for r in done if r.error]
+    if failed and len(failed) == len(done):
+        raise InputError(f"none of the {len(done)} logs could be read: {failed[0].error}")
+    return done
+
+
+def failures(results: Sequence[JobResult]) -> PartialFailure | None:
+    """The `PartialFailure` of a set of job results, or None when every log was read."""
+    failed = [r for r in results if r.error]
+    if not failed:
+        return None
+    return PartialFailure(f"{len(failed)} of {len(results)} logs could not be read", len(failed), len(results))
+
+
+__all__ = ["IngestResult", "Job", "JobResult", "LineCounts", "failures", "ingest", "ingest_many", "ingest_to_folder",
+           "read_folder", "run_job"]

@@ -1,0 +1,113 @@
+"""Where an ingest's tables go besides Parquet files (`store.tables.TableWriter`): memory (the
+Python API), JSON lines on a stream (`ingest --format jsonl`), several sinks at once."""
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+import polars as pl
+import pyarrow as pa
+
+from logparse.store.schema import TIME
+
+
+class MemorySink:
+    """Keeps every batch; `tables()` gives one polars frame per kind."""
+
+    def __init__(self) -> None:
+        self.batches: dict[str, list[pa.RecordBatch]] = {}
+
+    def add(self, kind: str, batch: pa.RecordBatch) -> None:
+        self.batches.setdefault(kind, []).append(batch)
+
+    def end_block(self) -> None:
+        """Blocks need no marking in memory."""
+
+    def close(self) -> list[str]:
+        return sorted(self.batches)
+
+    def abort(self) -> None:
+        self.batches.clear()
+
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """One frame per kind, rows in line order."""
+        out: dict[str, pl.DataFrame] = {}
+        for kind in sorted(self.batches):
+            frame = pl.from_arrow(pa.Table.from_batches(self.batches[kind]))
+            assert isinstance(frame, pl.DataFrame)
+            out[kind] = frame
+        return out
+
+
+class JsonlSink:
+    """Every event as one JSON line, in line order, block by block. Keys: the event's kind, the
+    common columns (null when absent), `time` as ISO-8601 with its zone, then the fields the line
+    gave (a field left empty is left out)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.pending: list[pl.DataFrame] = []
+
+    def add(self, kind: str, batch: pa.RecordBatch) -> None:
+        frame = pl.from_arrow(pa.Table.from_batches([batch]))
+        assert isinstance(frame, pl.DataFrame)
+        frame = frame.with_columns(pl.col(TIME).dt.to_string("%Y-%m-%dT%H:%M:%S%.6f+00:00"))
+        self.pending.append(frame.with_columns(pl.lit(kind).alias("kind")))
+
+    def end_block(self) -> None:
+        rows: list[tuple[int, str]] = []
+        for frame in self.pending:
+            rows.extend(_json_rows(frame))
+        rows.sort(key=lambda r: r[0])
+        self.out.write("".join(line + "\n" for _, line in rows))
+        self.pending = []
+
+    def close(self) -> list[str]:
+        self.end_block()
+        return []
+
+    def abort(self) -> None:
+        self.pending = []
+
+
+COMMON = ("kind", "line_no", "ts", TIME, "outer_ts", "engine", "rank", "pid", "level", "task", "prefix", "rule")
+
+
+def _json_rows(frame: pl.DataFrame) -> list[tuple[int, str]]:
+    """(line_no, JSON text) of each row: common keys always, fields only when set."""
+    import json
+
+    fields = [c for c in frame.columns if c not in COMMON]
+    out = []
+    for row in frame.iter_rows(named=True):
+        event: dict[str, Any] = {k: row[k] for k in COMMON}
+        for name in fields:
+            value = row[name]
+            if value is not None:
+                event[name] = value
+        out.append((row["line_no"], json.dumps(event, ensure_ascii=False, default=str)))
+    return out
+
+
+class TeeSink:
+    """Hands every batch to each of `sinks`."""
+
+    def __init__(self, *sinks: Any) -> None:
+        self.sinks = sinks
+
+    def add(self, kind: str, batch: pa.RecordBatch) -> None:
+        for sink in self.sinks:
+            sink.add(kind, batch)
+
+    def end_block(self) -> None:
+        for sink in self.sinks:
+            sink.end_block()
+
+    def close(self) -> list[str]:
+        kinds: set[str] = set()
+        for sink in self.sinks:
+            kinds.update(sink.close())
+        return sorted(kinds)
+
+    def abort(self) -> None:
+        for sink in self.sinks:
+            sink.abort()
