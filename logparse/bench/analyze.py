@@ -28,6 +28,7 @@ _CONFIG_COLUMNS = [
     "peak_aggregate_tps",
     "peak_aggregate_concurrency",
     "tps_optimistic_p90",
+    "stricter_p90",
     "unjudged_p90",
     "unjudged_mean",
 ]
