@@ -36,6 +36,12 @@ MARK_LEGEND: dict[str, str] = {
     " see derive.py) or on a per-request latency of ttft + sum(itls) where the file has none",
 }
 
+SOURCE_DOCS: dict[str, str] = {
+    "printed": "the file's own figure",
+    "per_request": "computed from the file's per-request arrays (numpy-linear percentiles, successful only)",
+    "derived": "derived by formula or on a ttft + sum(itls) latency: an estimate, not a measurement",
+}
+
 # (statistic, mark) in the order tried, per basis and metric
 _TTFT_ORDER: dict[Basis, tuple[tuple[str, str], ...]] = {
     "p90": (("p90", ""), ("p95", MARK_STRICTER), ("p99", MARK_STRICTER)),

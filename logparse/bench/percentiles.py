@@ -33,10 +33,13 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         msg = "percentile of no values"
         raise ValueError(msg)
+    return _sorted_percentile(sorted(values), q)
+
+
+def _sorted_percentile(ordered: Sequence[float], q: float) -> float:
     if not 0.0 <= q <= 100.0:
         msg = f"percentile must be in [0, 100] (got {q})"
         raise ValueError(msg)
-    ordered = sorted(values)
     rank = (len(ordered) - 1) * q / 100.0
     low = math.floor(rank)
     high = min(low + 1, len(ordered) - 1)
@@ -53,7 +56,8 @@ def mean(values: Sequence[float]) -> float:
 
 def summarize(values: Sequence[float], stats: Sequence[tuple[str, float]]) -> dict[str, float]:
     """`{'mean': ..., <stat>: percentile}` of `values` for every (stat name, q) in `stats`."""
-    out = {"mean": mean(values)}
+    ordered = sorted(values)
+    out = {"mean": mean(ordered)}
     for name, q in stats:
-        out[name] = percentile(values, q)
+        out[name] = _sorted_percentile(ordered, q)
     return out
