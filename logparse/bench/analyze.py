@@ -7,11 +7,12 @@ from typing import Any
 
 import polars as pl
 
+from logparse.bench.basis import MARK_LEGEND, SOURCE_DOCS
 from logparse.bench.capacity import aggregate_output, peak_aggregate
 from logparse.bench.checks import CHECK_CODES, run_checks
 from logparse.bench.schema import COLUMN_DOCS, TOOL_DEFINITIONS
 from logparse.bench.slo import BASES, capacity, slo_matrix
-from logparse.bench.spec import spec_speedup, spec_summary
+from logparse.bench.spec import BREAK_EVEN_METHOD, spec_speedup, spec_summary
 
 _CONFIG_COLUMNS = [
     "config",
@@ -28,6 +29,7 @@ _CONFIG_COLUMNS = [
     "peak_aggregate_tps",
     "peak_aggregate_concurrency",
     "tps_optimistic_p90",
+    "stricter_p90",
     "unjudged_p90",
     "unjudged_mean",
 ]
@@ -73,6 +75,9 @@ class BenchAnalysis:
                     "columns": COLUMN_DOCS,
                     "tools": {tool: TOOL_DEFINITIONS[tool] for tool in tools if tool in TOOL_DEFINITIONS},
                     "checks": CHECK_CODES,
+                    "slo_marks": MARK_LEGEND,
+                    "slo_sources": SOURCE_DOCS,
+                    "break_even": BREAK_EVEN_METHOD,
                 },
             }
         )

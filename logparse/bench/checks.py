@@ -28,6 +28,9 @@ Configuration checks:
 
 - `tps_slo_optimistic_tail`: the TPS SLO could only be judged at P90, the optimistic tail;
   says whether C_max changes when judged at n / P90 latency (the P10 of TPS for fixed n).
+- `percentile_fallback`: a P90-basis SLO could not be judged at the P90 (or TPS P10): judged at
+  a stricter percentile the file prints (info: a pass holds at P90, a fail is not proven), or not
+  judged at all (warning: C_max P90 then rests on the other SLO at those levels).
 - `duplicate_level`: two runs of one configuration at the same concurrency (the first is used).
 - `rps_definition`: Cordatus's "Throughput (RPS)" is completed / sum(latency) = 1 / mean latency,
   a per-request rate that falls as concurrency rises; the system completes about C / L req/s.
@@ -56,6 +59,7 @@ CHECK_CODES: dict[str, str] = {
     "percentile_order": "P90 >= mean; median <= P90 <= P95 <= P99",
     "itl_vs_tpot": "pooled chunk ITL >= 0.8 x per-request TPOT",
     "tps_slo_optimistic_tail": "TPS SLO judged at the optimistic P90",
+    "percentile_fallback": "P90 SLOs judged at the file's P90 (else a stricter percentile, else not)",
     "duplicate_level": "one run per configuration and concurrency",
     "rps_definition": "Cordatus RPS = 1 / mean latency, not system throughput",
 }
@@ -207,9 +211,12 @@ def percentile_order(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
     errors: list[str] = []
     checked: list[str] = []
     for family, order in _ORDERED.items():
-        values = {stat: rec.get(f"{family}_{stat}") for stat in ("mean", *order)}
         derived = _derived(rec)
-        values = {s: v for s, v in values.items() if v is not None and f"{family}_{s}" not in derived}
+        values: dict[str, float] = {
+            stat: float(rec[f"{family}_{stat}"])
+            for stat in ("mean", *order)
+            if rec.get(f"{family}_{stat}") is not None and f"{family}_{stat}" not in derived
+        }
         if len(values) < 2:
             continue
         checked.append(family)
@@ -273,6 +280,7 @@ def _config_checks(rows: pl.DataFrame, *, ttft_ms: float, tps: float) -> Iterato
         )
     yield from _rps_checks(runs)
     matrix = slo_matrix(rows, ttft_ms=ttft_ms, tps=tps, basis="p90")
+    yield from _fallback_checks(matrix)
     optimistic = matrix.filter(pl.col("tps_optimistic"))["config"].unique(maintain_order=True).to_list()
     if not optimistic:
         return
@@ -298,6 +306,30 @@ def _config_checks(rows: pl.DataFrame, *, ttft_ms: float, tps: float) -> Iterato
             None,
             f"{text} Judged at n / P90 latency (the P10 of TPS for fixed-length output) C_max is {verdict}.",
         )
+
+
+def _fallback_checks(matrix: pl.DataFrame) -> Iterator[Check]:
+    """One check per configuration whose P90 judgement fell back to another percentile or none."""
+    for (config,), group in matrix.group_by(["config"], maintain_order=True):
+        levels: dict[str, list[int]] = {}
+        unjudged = stricter = False
+        for r in group.iter_rows(named=True):
+            for metric in ("ttft", "tps"):
+                note = r[f"{metric}_note"]
+                if note and not (metric == "tps" and r["tps_optimistic"]):
+                    levels.setdefault(note, []).append(r["concurrency"])
+                    unjudged = unjudged or r[f"{metric}_ok"] is None
+                    stricter = stricter or r[f"{metric}_ok"] is not None
+        if not levels:
+            continue
+        parts = [f"{note} (c={', '.join(map(str, cs))})" for note, cs in levels.items()]
+        consequences = [
+            *(["a pass at a stricter percentile holds at P90, a fail is not proven"] if stricter else []),
+            *(["where an SLO is not judged, C_max P90 rests on the other"] if unjudged else []),
+        ]
+        message = "; ".join(parts) + ": " + "; ".join(consequences)
+        severity = "warning" if unjudged else "info"
+        yield Check("percentile_fallback", severity, None, str(config), None, message)
 
 
 def _rps_checks(runs: pl.DataFrame) -> Iterator[Check]:

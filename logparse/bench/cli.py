@@ -35,6 +35,11 @@ def bench_command(
     """Read benchmark results (vLLM / SGLang / Cordatus / AIPerf, detected by content) and print
     the SLO matrix, C_max and user capacity, aggregate output, spec speedup and consistency checks.
     A FILE of `-` is read from standard input (once).
+
+    At the P90 basis TTFT is judged at its P90 and per-user TPS at its P10: the file's own, else
+    computed from its per-request arrays (vLLM --save-detailed, SGLang --output-details), else
+    at a stricter percentile the file prints (P99), never at the mean; the marks under the
+    matrix say which, and --json gives the statistic and source of every judgement.
     """
     analysis = analyze_bench(load_bench(files), slo_ttft_ms=slo_ttft_ms, slo_tps=slo_tps, think_s=think_s)
     if out is not None:

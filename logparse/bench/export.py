@@ -10,7 +10,8 @@ from logparse.errors import InputError
 
 
 def spec_table(analysis: BenchAnalysis) -> pl.DataFrame:
-    """One row per spec/direct pair: break-even concurrency, its bracketing levels and a note."""
+    """One row per spec/direct pair: break-even concurrency (interpolated between its bracketing
+    levels, which follow it), whether it was interpolated, and a note."""
     return pl.DataFrame(
         [
             {
@@ -19,6 +20,7 @@ def spec_table(analysis: BenchAnalysis) -> pl.DataFrame:
                 "direct_config": s["direct_config"],
                 "spec_config": s["spec_config"],
                 "break_even_concurrency": s["break_even_concurrency"],
+                "break_even_interpolated": s["break_even_interpolated"],
                 "break_even_lower": (s["break_even_between"] or [None])[0],
                 "break_even_upper": (s["break_even_between"] or [None, None])[1],
                 "note": s["note"],
@@ -31,6 +33,7 @@ def spec_table(analysis: BenchAnalysis) -> pl.DataFrame:
             "direct_config": pl.String,
             "spec_config": pl.String,
             "break_even_concurrency": pl.Float64,
+            "break_even_interpolated": pl.Boolean,
             "break_even_lower": pl.Int64,
             "break_even_upper": pl.Int64,
             "note": pl.String,

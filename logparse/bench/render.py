@@ -11,8 +11,10 @@ import polars as pl
 from logparse.analysis.summary import TEXT_WIDTH
 from logparse.analysis.text import tokens_label
 from logparse.bench.analyze import BenchAnalysis
+from logparse.bench.basis import MARK_LEGEND, MISSING
 from logparse.bench.checks import SEVERITIES
-from logparse.bench.units import tok_s
+from logparse.bench.spec import BREAK_EVEN_METHOD
+from logparse.bench.units import ms, tok_s
 from logparse.escape import for_terminal
 
 _CONFIG_WRAP = 18  # a long configuration name wraps rather than squeezing the checks' messages
@@ -84,11 +86,32 @@ def _pivot(frame: pl.DataFrame, value: str, first: list[str]) -> tuple[list[str]
     return headers, rows
 
 
-def _slo_cell(ttft_ok: bool | None, tps_ok: bool | None, optimistic: bool) -> str:
-    failed = [name for name, ok in (("TTFT", ttft_ok), ("TPS", tps_ok)) if ok is False]
-    unknown = ttft_ok is None or tps_ok is None
-    text = "+".join(failed) if failed else ("?" if ttft_ok is None and tps_ok is None else "ok")
-    return text + ("?" if unknown and text != "?" else "") + ("*" if optimistic else "")
+def slo_cell(judged: Mapping[str, Any]) -> str:
+    """One SLO matrix cell: 'ok', the SLO(s) that fail, or which statistic the file lacks, with
+    the marks of `basis.MARK_LEGEND` (e.g. 'ok#', 'TTFT^', 'TPS ok, no TTFT P90 in the file')."""
+    basis = judged["basis"]
+    verdicts = {"TTFT": judged["ttft_ok"], "TPS": judged["tps_ok"]}
+    missing = [name for name, ok in verdicts.items() if ok is None]
+    failed = [name for name, ok in verdicts.items() if ok is False]
+    if len(missing) == len(verdicts):
+        return f"no {'P90' if basis == 'p90' else 'mean'} in the file"
+    marks = judged["marks"] or ""
+    if not missing:
+        return ("+".join(failed) if failed else "ok") + marks
+    (present,) = [name for name in verdicts if name not in missing]
+    lacking = MISSING[basis][missing[0].lower()]
+    return f"{present} {'fails' if failed else 'ok'}{marks}, no {lacking} in the file"
+
+
+def _legend(marks: str) -> str:
+    """The lines explaining the cell marks that occur in `marks` (empty when none does)."""
+    lines = [
+        line
+        for mark, text in MARK_LEGEND.items()
+        if mark in marks
+        for line in wrap_text(f"  {mark} {text}", TEXT_WIDTH, indent="    ")
+    ]
+    return "\n".join(lines)
 
 
 def render_slo(analysis: BenchAnalysis) -> str:
@@ -96,18 +119,71 @@ def render_slo(analysis: BenchAnalysis) -> str:
     ttft, tps = analysis.settings["slo_ttft_ms"], analysis.settings["slo_tps"]
     parts = []
     for basis, title in (("p90", "P90 (TTFT P90; TPS P10, else P90*)"), ("mean", "mean")):
-        frame = analysis.slo.filter(pl.col("basis") == basis).with_columns(
-            cell=pl.struct("ttft_ok", "tps_ok", "tps_optimistic").map_elements(
-                lambda s: _slo_cell(s["ttft_ok"], s["tps_ok"], s["tps_optimistic"]), return_dtype=pl.String
-            )
-        )
+        frame = analysis.slo.filter(pl.col("basis") == basis)
         if frame.is_empty():
             continue
+        frame = frame.with_columns(pl.Series("cell", [slo_cell(r) for r in frame.iter_rows(named=True)]))
         headers, rows = _pivot(frame, "cell", ["config"])
         heading = f"SLO matrix at {title}: TTFT <= {ttft:g} ms, TPS >= {tps:g} tok/s"
         parts.append(heading + "\n" + format_table(headers, rows))
-    legend = "cells: ok = both pass; otherwise the SLO that fails. * TPS judged at its optimistic P90."
-    return "\n\n".join(parts) + ("\n" + legend if parts else "")
+    if not parts:
+        return ""
+    legend = _legend("".join(analysis.slo["marks"].drop_nulls().to_list()))
+    text = "\n\n".join(parts) + "\ncells: ok = every judged SLO passes; otherwise the SLO that fails."
+    return text + ("\n" + legend if legend else "")
+
+
+def _stat_name(stat: str) -> str:
+    return stat if stat in ("mean", "median") else stat.upper()
+
+
+def _number(value: float, unit: str) -> str:
+    """`value` at the precision of its unit (ms: 2 decimals, tok/s: 1), without the unit."""
+    return (ms(value) if unit == "ms" else tok_s(value)).rsplit(" ", 1)[0]
+
+
+def _judged_text(stat: str | None, value: float | None, unit: str, marks: str) -> str:
+    if stat is None or value is None:
+        return "-"
+    return f"{_stat_name(stat)} {_number(value, unit)}{marks}"
+
+
+def _printed_stats(rec: Mapping[str, Any], prefix: str, stats: Sequence[str], unit: str) -> str:
+    """The statistics of one metric the file itself printed, e.g. 'mean 602.00, P99 1,787.00'."""
+    not_printed = set((rec.get("derived") or "").split(",")) | set((rec.get("computed") or "").split(","))
+    shown = [
+        f"{_stat_name(stat)} {_number(rec[f'{prefix}_{stat}'], unit)}"
+        for stat in stats
+        if rec.get(f"{prefix}_{stat}") is not None and f"{prefix}_{stat}" not in not_printed
+    ]
+    return ", ".join(shown) or "-"
+
+
+def render_basis(analysis: BenchAnalysis) -> str:
+    """Per run whose P90 judgement does not rest on a printed P90 (TPS P10): the statistic used
+    and, beside it, what the file itself printed."""
+    judged = analysis.slo.filter(pl.col("basis") == "p90")
+    rows_by_id = {r["row"]: r for r in analysis.rows.iter_rows(named=True)}
+    table = []
+    for j in judged.iter_rows(named=True):
+        if j["ttft_source"] == "printed" and j["tps_source"] == "printed" and not j["stricter"]:
+            continue
+        rec = rows_by_id[j["row"]]
+        table.append(
+            [
+                j["config"],
+                j["concurrency"],
+                _judged_text(j["ttft_stat"], j["ttft_ms"], "ms", j["ttft_marks"]),
+                _printed_stats(rec, "ttft_ms", ("mean", "median", "p90", "p95", "p99"), "ms"),
+                _judged_text(j["tps_stat"], j["tps"], "tok/s", j["tps_marks"]),
+                _printed_stats(rec, "tps_per_user", ("mean", "median", "p10", "p90"), "tok/s"),
+            ]
+        )
+    if not table:
+        return ""
+    headers = ["config", "c", "TTFT used, ms", "file's TTFT, ms", "TPS used, tok/s", "file's TPS, tok/s"]
+    title = "P90 basis: the statistic each SLO was judged at, beside those the file prints"
+    return title + "\n" + format_table(headers, table, wrap={0: _CONFIG_WRAP, 3: 28, 5: 22})
 
 
 def render_capacity(analysis: BenchAnalysis) -> str:
@@ -127,15 +203,47 @@ def render_capacity(analysis: BenchAnalysis) -> str:
     ]
     headers = ["config", "C_max P90", "users P90", "C_max mean", "users mean", "peak tok/s", "at c"]
     title = f"Capacity: N = C_max x (1 + {think:g} s / mean latency at C_max); peak = max TPS x c"
-    return title + "\n" + format_table(headers, rows)
+    notes = [
+        line for note in _capacity_notes(analysis.configs) for line in wrap_text(note, TEXT_WIDTH, indent="  ")
+    ]
+    return title + "\n" + format_table(headers, rows) + "".join("\n" + line for line in notes)
+
+
+def _capacity_notes(configs: pl.DataFrame) -> list[str]:
+    """What a C_max P90 rests on when not every level was judged on both SLOs at the basis."""
+    notes = []
+    for r in configs.iter_rows(named=True):
+        if r["c_max_p90"] is None:
+            continue
+        if r["unjudged_p90"]:
+            notes.append(f"{r['config']}: C_max P90 rests on one SLO at some levels (see the SLO matrix)")
+        if r["stricter_p90"]:
+            notes.append(
+                f"{r['config']}: some levels judged at a stricter percentile (^): C_max P90 is a lower bound"
+            )
+    return notes
 
 
 def render_aggregate(analysis: BenchAnalysis) -> str:
-    """Aggregate output (mean per-user TPS x concurrency) per configuration x concurrency."""
-    if analysis.aggregate.is_empty():
+    """Aggregate output per configuration x concurrency: the derived mean per-user TPS x c, and
+    under it the output throughput the file itself measured, where it has one."""
+    aggregate = analysis.aggregate
+    if aggregate.is_empty():
         return ""
-    headers, rows = _pivot(analysis.aggregate, "aggregate_tps", ["config"])
-    return "Aggregate output, tok/s (mean TPS x c)\n" + format_table(headers, rows)
+    levels = _levels(aggregate)
+    rows: list[list[Any]] = []
+    for (config,), group in aggregate.group_by(["config"], maintain_order=True):
+        by_level = {r["concurrency"]: r for r in group.iter_rows(named=True)}
+        rows.append([config, "derived", *(by_level.get(c, {}).get("aggregate_tps") for c in levels)])
+        measured = [by_level.get(c, {}).get("output_throughput_tps") for c in levels]
+        if any(value is not None for value in measured):
+            rows.append(["", "measured", *measured])
+    headers = ["config", "source", *(f"c={c}" for c in levels)]
+    title = (
+        "Aggregate output, tok/s: derived = mean per-user TPS x c (an estimate); measured = the"
+        " file's own output throughput (tokens / duration)"
+    )
+    return "\n".join(wrap_text(title, TEXT_WIDTH)) + "\n" + format_table(headers, rows)
 
 
 def render_spec(analysis: BenchAnalysis) -> str:
@@ -143,7 +251,7 @@ def render_spec(analysis: BenchAnalysis) -> str:
     if not analysis.spec:
         return ""
     levels = sorted({p["concurrency"] for s in analysis.spec for p in s["speedup"]})
-    headers = ["engine", *(f"c={c}" for c in levels), "break-even c", "between"]
+    headers = ["engine", *(f"c={c}" for c in levels), "break-even c (interpolated)", "between"]
     rows = []
     for summary in analysis.spec:
         ratios = {p["concurrency"]: p["ratio"] for p in summary["speedup"]}
@@ -153,11 +261,15 @@ def render_spec(analysis: BenchAnalysis) -> str:
             [
                 name,
                 *(None if ratios.get(c) is None else f"{ratios[c]:.2f}x" for c in levels),
-                summary["break_even_concurrency"],
+                None if between is None else f"~{summary['break_even_concurrency']:.1f}",
                 f"{between[0]}-{between[1]}" if between else summary["note"],
             ]
         )
-    return "Spec speedup (spec TPS / direct TPS, same engine)\n" + format_table(headers, rows)
+    table = format_table(headers, rows)
+    if any(s["break_even_between"] for s in analysis.spec):
+        method = wrap_text(f"  break-even c: {BREAK_EVEN_METHOD}", TEXT_WIDTH, indent="    ")
+        table += "\n" + "\n".join(method)
+    return "Spec speedup (spec TPS / direct TPS, same engine)\n" + table
 
 
 def render_checks(analysis: BenchAnalysis) -> str:
@@ -194,6 +306,7 @@ def render_text(analysis: BenchAnalysis) -> str:
     """All tables of `logparse bench` as plain text."""
     sections = [
         render_slo(analysis),
+        render_basis(analysis),
         render_capacity(analysis),
         render_aggregate(analysis),
         render_spec(analysis),

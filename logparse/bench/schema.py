@@ -89,6 +89,13 @@ _TAIL: list[tuple[str, pl.DataType, str]] = [
         " or 'inverse_tpot' (1 / TPOT, decode only)",
     ),
     ("derived", pl.String(), "comma-separated columns logparse derived rather than read (see derive.py)"),
+    (
+        "computed",
+        pl.String(),
+        "comma-separated columns logparse computed from the file's per-request arrays (ttfts, itls,"
+        " latencies, output_lens) because the file prints no such statistic; exact, numpy-linear percentiles",
+    ),
+    ("per_request", pl.String(), "which per-request arrays were read and how many requests, or why not"),
 ]
 
 

@@ -5,8 +5,10 @@ How the Openzeka report (CordatusAI llm-benchmark defaults) arrives at its capac
 - SLOs: TTFT <= 1000 ms (lower is better) and per-user TPS >= 15 tok/s (higher is better).
 - "P90-based": TTFT judged at its P90 and TPS at its P90. For a higher-is-better metric the P90
   is the *optimistic* tail (90% of requests were slower), so logparse judges TPS at P10 when a
-  file has it and flags the judgement when only the P90 exists. Where a file has no P90 of
-  TTFT, the mean is used. "Mean-based": both SLOs judged at the mean.
+  file has it (or its per-request arrays give it) and flags the judgement when only the P90
+  exists. A file without a TTFT P90 is judged at a stricter percentile it prints, never at the
+  mean (`basis.py` says which statistic and source each judgement used). "Mean-based": both SLOs
+  judged at the mean.
 - C_max: the highest *tested* concurrency that meets every SLO, even if a lower level failed
   (no interpolation), exactly as the tool does.
 - Users: N = C_max x (1 + Z / L) with Z the think time (45 s) and L the *mean* latency at C_max
@@ -19,21 +21,66 @@ How the Openzeka report (CordatusAI llm-benchmark defaults) arrives at its capac
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any
 
 import polars as pl
 
-Basis = Literal["p90", "mean"]
-BASES: tuple[Basis, ...] = ("p90", "mean")
+from logparse.bench.basis import BASES, Basis, Pick, pick_tps, pick_ttft
+
+__all__ = ["BASES", "Basis", "c_max", "capacity", "interactive_users", "round_half_up", "slo_matrix"]
+
+SLO_SCHEMA: dict[str, pl.DataType] = {
+    "row": pl.Int64(),
+    "config": pl.String(),
+    "engine": pl.String(),
+    "mode": pl.String(),
+    "concurrency": pl.Int64(),
+    "basis": pl.String(),
+    "ttft_stat": pl.String(),
+    "ttft_ms": pl.Float64(),
+    "ttft_ok": pl.Boolean(),
+    "ttft_source": pl.String(),
+    "ttft_note": pl.String(),
+    "ttft_marks": pl.String(),
+    "tps_stat": pl.String(),
+    "tps": pl.Float64(),
+    "tps_ok": pl.Boolean(),
+    "tps_source": pl.String(),
+    "tps_note": pl.String(),
+    "tps_marks": pl.String(),
+    "tps_optimistic": pl.Boolean(),
+    "stricter": pl.Boolean(),
+    "marks": pl.String(),
+    "ok": pl.Boolean(),
+}
 
 
-def _first_present(columns: list[str]) -> tuple[pl.Expr, pl.Expr]:
-    """(value, name of the statistic used): the first non-null of `columns`, in order."""
-    value = pl.coalesce([pl.col(column) for column in columns])
-    name: pl.Expr = pl.lit(None, dtype=pl.String)
-    for column in reversed(columns):
-        name = pl.when(pl.col(column).is_not_null()).then(pl.lit(column.rsplit("_", 1)[1])).otherwise(name)
-    return value, name
+def _judged(rec: dict[str, Any], basis: Basis, ttft_ms: float, tps: float) -> dict[str, Any]:
+    ttft: Pick = pick_ttft(rec, basis)
+    rate: Pick = pick_tps(rec, basis)
+    ttft_ok = None if ttft.value is None else ttft.value <= ttft_ms
+    tps_ok = None if rate.value is None else rate.value >= tps
+    marks = "".join(dict.fromkeys(ttft.marks + rate.marks))  # each mark once, in order
+    return {
+        **{key: rec[key] for key in ("row", "config", "engine", "mode", "concurrency")},
+        "basis": basis,
+        "ttft_stat": ttft.stat,
+        "ttft_ms": ttft.value,
+        "ttft_ok": ttft_ok,
+        "ttft_source": ttft.source,
+        "ttft_note": ttft.note,
+        "ttft_marks": ttft.marks,
+        "tps_stat": rate.stat,
+        "tps": rate.value,
+        "tps_ok": tps_ok,
+        "tps_source": rate.source,
+        "tps_note": rate.note,
+        "tps_marks": rate.marks,
+        "tps_optimistic": "*" in rate.marks,
+        "stricter": "^" in marks,
+        "marks": marks,
+        "ok": (ttft_ok is not False) and (tps_ok is not False) and (ttft_ok is not None or tps_ok is not None),
+    }
 
 
 def slo_matrix(
@@ -41,37 +88,19 @@ def slo_matrix(
 ) -> pl.DataFrame:
     """Judge every run that has a concurrency level against the TTFT and per-user TPS SLOs.
 
-    Returns one row per run with the statistic used for each SLO (`ttft_stat`, `tps_stat`),
-    its value, pass/fail (`ttft_ok`, `tps_ok`; null when the file lacks the metric),
-    `tps_optimistic` (TPS judged at its upper P90) and `ok` (every SLO that could be judged
-    passes, and at least one could).
+    Returns one row per run with, for each SLO, the statistic used (`ttft_stat`, `tps_stat`),
+    its value, pass/fail (`ttft_ok`, `tps_ok`; null when the file lacks a statistic for it), its
+    source (`printed`, `per_request`, `derived`), its cell marks (`ttft_marks`, `tps_marks`) and a
+    note when it is not the basis statistic;
+    `tps_optimistic` (TPS judged at its upper P90), `stricter` (a statistic stricter than the
+    basis was used), `marks` (the cell marks of `basis.MARK_LEGEND`) and `ok` (every SLO that
+    could be judged passes, and at least one could).
     """
-    if basis == "p90":
-        ttft_value, ttft_stat = _first_present(["ttft_ms_p90", "ttft_ms_mean"])
-        tps_value, tps_stat = _first_present(["tps_per_user_p10", "tps_per_user_p90", "tps_per_user_mean"])
-    else:
-        ttft_value, ttft_stat = _first_present(["ttft_ms_mean"])
-        tps_value, tps_stat = _first_present(["tps_per_user_mean"])
-    judged = rows.filter(pl.col("concurrency").is_not_null()).select(
-        "row",
-        "config",
-        "engine",
-        "mode",
-        "concurrency",
-        pl.lit(basis).alias("basis"),
-        ttft_stat.alias("ttft_stat"),
-        ttft_value.alias("ttft_ms"),
-        (ttft_value <= ttft_ms).alias("ttft_ok"),
-        tps_stat.alias("tps_stat"),
-        tps_value.alias("tps"),
-        (tps_value >= tps).alias("tps_ok"),
-        (tps_stat == "p90").fill_null(False).alias("tps_optimistic"),
-    )
-    return judged.with_columns(
-        ok=pl.col("ttft_ok").fill_null(True)
-        & pl.col("tps_ok").fill_null(True)
-        & (pl.col("ttft_ok").is_not_null() | pl.col("tps_ok").is_not_null())
-    )
+    judged = [
+        _judged(rec, basis, ttft_ms, tps)
+        for rec in rows.filter(pl.col("concurrency").is_not_null()).iter_rows(named=True)
+    ]
+    return pl.DataFrame(judged, schema=SLO_SCHEMA)
 
 
 def c_max(matrix: pl.DataFrame) -> pl.DataFrame:
@@ -81,6 +110,7 @@ def c_max(matrix: pl.DataFrame) -> pl.DataFrame:
         pl.col("mode").first(),
         pl.col("concurrency").filter(pl.col("ok")).max().alias("c_max"),
         pl.col("tps_optimistic").any().alias("tps_optimistic"),
+        pl.col("stricter").any().alias("stricter"),
         (pl.col("ttft_ok").is_null() | pl.col("tps_ok").is_null()).any().alias("unjudged"),
     )
 
@@ -111,7 +141,7 @@ def capacity(
 
     Columns: config, engine, mode, then for each basis b in (p90, mean): `c_max_<b>`,
     `latency_s_mean_at_c_max_<b>`, `users_<b>_exact` (float) and `users_<b>` (rounded);
-    plus `tps_optimistic_p90` and `unjudged_<b>` flags.
+    plus `tps_optimistic_p90`, `stricter_p90` and `unjudged_<b>` flags.
     """
     out: pl.DataFrame | None = None
     first_run = rows.filter(pl.col("concurrency").is_not_null()).unique(
@@ -140,6 +170,7 @@ def capacity(
                 "c_max": f"c_max_{basis}",
                 "latency_s_mean": f"latency_s_mean_at_c_max_{basis}",
                 "tps_optimistic": f"tps_optimistic_{basis}",
+                "stricter": f"stricter_{basis}",
                 "unjudged": f"unjudged_{basis}",
             }
         )
@@ -147,4 +178,4 @@ def capacity(
             per_config.drop("engine", "mode"), on="config", how="left", maintain_order="left"
         )
     assert out is not None
-    return out.drop("tps_optimistic_mean")
+    return out.drop("tps_optimistic_mean", "stricter_mean")

@@ -20,6 +20,11 @@ from typing import Any
 
 import polars as pl
 
+BREAK_EVEN_METHOD = (
+    "interpolated, not measured: where the spec/direct TPS ratio crosses 1.0, linear in log2(c)"
+    " between the two tested levels around the crossing"
+)
+
 
 @dataclass(frozen=True)
 class BreakEven:
@@ -134,7 +139,10 @@ def spec_summary(rows: pl.DataFrame) -> list[dict[str, Any]]:
         ratios = pair["ratio"].to_list()
         found = break_even(levels, ratios) if levels else None
         if found is not None:
-            note = f"spec stops paying off between c={found.lower} and c={found.upper}"
+            note = (
+                f"spec stops paying off between c={found.lower} and c={found.upper}"
+                f" (break-even c ~{found.concurrency:.1f}, interpolated)"
+            )
         elif not ratios:
             note = "no concurrency level tested in both modes"
         elif all(r >= 1.0 for r in ratios):
@@ -156,6 +164,8 @@ def spec_summary(rows: pl.DataFrame) -> list[dict[str, Any]]:
                     )
                 ],
                 "break_even_concurrency": None if found is None else found.concurrency,
+                "break_even_interpolated": found is not None,
+                "break_even_method": None if found is None else BREAK_EVEN_METHOD,
                 "break_even_between": None if found is None else [found.lower, found.upper],
                 "note": note,
             }

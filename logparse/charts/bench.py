@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 METRIC_COLUMNS = ("config", "concurrency", "metric", "stat", "value")
 SLO_COLUMNS = ("metric", "threshold", "label")
 AGGREGATE_COLUMNS = ("config", "concurrency", "aggregate_tps")
+MEASURED_COLUMN = "output_throughput_tps"  # the file's own output throughput, beside the estimate
 CAPACITY_COLUMNS = ("config", "basis", "measure", "value")
 SPEEDUP_COLUMNS = ("series", "concurrency", "ratio")
 BREAK_EVEN_COLUMNS = ("series", "concurrency", "label")
@@ -133,12 +134,14 @@ def aggregate_output_chart(
     heading: str = "Aggregate output against concurrency",
     subtitle: str | None = None,
 ) -> alt.LayerChart:
-    """Aggregate output (per-user TPS × concurrency) per configuration; peaks marked and labelled.
+    """Aggregate output (per-user TPS × concurrency, an estimate) per configuration, as lines;
+    peaks marked and labelled; where the frame has the file's own measured output throughput
+    (``output_throughput_tps``), it is drawn beside the estimate as hollow squares.
 
     Parameters
     ----------
     frame
-        ``config``, ``concurrency``, ``aggregate_tps``.
+        ``config``, ``concurrency``, ``aggregate_tps``; optional ``output_throughput_tps``.
     peaks
         One row per configuration: ``config``, ``concurrency``, ``aggregate_tps``, ``label``.
     heading, subtitle
@@ -147,7 +150,7 @@ def aggregate_output_chart(
     import altair as alt
 
     require(frame, AGGREGATE_COLUMNS, chart="aggregate_output_chart")
-    data = chart_data(frame, AGGREGATE_COLUMNS)
+    data = chart_data(frame, [*AGGREGATE_COLUMNS, MEASURED_COLUMN])
     configs = unique(data, "config")
     color = alt.Color("config:N", title="configuration", scale=color_scale(configs), sort=configs)
     x = _concurrency_axis(data)
@@ -159,6 +162,13 @@ def aggregate_output_chart(
             tooltip=["config:N", "concurrency:Q", alt.Tooltip("aggregate_tps:Q", format=",.0f")]
         ),
     ]
+    if MEASURED_COLUMN in data.columns and data.get_column(MEASURED_COLUMN).drop_nulls().len():
+        measured = alt.Tooltip(f"{MEASURED_COLUMN}:Q", title="measured tok/s (file)", format=",.1f")
+        layers.append(
+            base.mark_point(shape="square", size=60, strokeWidth=1.5, filled=False).encode(
+                y=alt.Y(f"{MEASURED_COLUMN}:Q"), tooltip=["config:N", "concurrency:Q", measured]
+            )
+        )
     if peaks is not None and not peaks.is_empty():
         require(
             peaks, ("config", "concurrency", "aggregate_tps", "label"), chart="aggregate_output_chart (peaks)"

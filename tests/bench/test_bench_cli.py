@@ -12,7 +12,7 @@ from logparse.cli import cli
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "bench"
 OPENZEKA = FIXTURES / "openzeka_b300_kimi_k3_128x128.csv"
-ALL_VALID = sorted(p for p in FIXTURES.iterdir() if p.is_file())
+ALL_VALID = sorted(p for p in FIXTURES.iterdir() if p.is_file() and p.suffix != ".md")
 
 
 def _invoke(*args: str) -> tuple[int, str, str]:
@@ -49,7 +49,7 @@ def test_bench_all_fixtures_together() -> None:
     assert code == 0
     report = json.loads(out)
     assert {"rows", "configs", "spec", "checks"} <= set(report)
-    assert len(report["rows"]) == 44
+    assert len(report["rows"]) == 53
     for config in report["configs"]:
         assert {"engine", "mode", "c_max_p90", "users_p90", "c_max_mean", "users_mean",
                 "peak_aggregate_tps", "peak_aggregate_concurrency"} <= set(config)

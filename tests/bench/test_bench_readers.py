@@ -25,6 +25,14 @@ VALID = [
     ("Kimi-K3-table.csv", "cordatus_csv", 4),
     ("aiperf_conc8_profile_export_aiperf.csv", "aiperf_csv", 1),
     ("genai_perf_concurrency4_profile_export_genai_perf.csv", "genai_perf_csv", 1),
+    ("vllm_era1_benchmark_serving_c10.json", "vllm_bench_json", 1),
+    ("vllm_era2_benchmark_serving.json", "vllm_bench_json", 1),
+    ("vllm_era3_bench_serve_first.json", "vllm_bench_json", 1),
+    ("vllm_era4_bench_serve_save_detailed.json", "vllm_bench_json", 1),
+    ("vllm_era4_bench_serve_save_result.json", "vllm_bench_json", 1),
+    ("vllm_era4_bench_serve_append_detailed.jsonl", "vllm_bench_json", 2),
+    ("vllm_bench_serve_summary_p99_only.txt", "vllm_bench_summary", 1),
+    ("sglang_bench_serving_output_details.jsonl", "sglang_bench_jsonl", 1),
 ]
 
 
@@ -216,7 +224,7 @@ def test_bench_load_many_files_renumbers_rows() -> None:
     df = load_bench([FIXTURES / name for name, _, _ in VALID])
     assert df.height == sum(runs for _, _, runs in VALID)
     assert df["row"].to_list() == list(range(df.height))
-    assert df["record"].max() == 27
+    assert df["record"].max() == 27  # the Openzeka table's last run
 
 
 def _vllm_copy(tmp_path: Path, name: str, **changes: object) -> Path:
@@ -247,7 +255,7 @@ def test_bench_shared_names_are_split_by_workload_then_file(tmp_path: Path) -> N
 
 
 def test_bench_all_fixtures_keep_openzeka_configs_apart() -> None:
-    df = load_bench(sorted(p for p in FIXTURES.iterdir() if p.is_file()))
+    df = load_bench(sorted(p for p in FIXTURES.iterdir() if p.is_file() and p.suffix != ".md"))
     sglang_spec = df.filter(pl.col("engine") == "sglang", pl.col("mode") == "spec")
     expected = {"sglang spec 128x128", "sglang spec 2048x512", "sglang spec qwen3-32b"}
     assert set(sglang_spec["config"]) == expected

@@ -1,7 +1,7 @@
 """Read client benchmark result files of any supported tool into the one tidy table.
 
 The format is detected from the content (pygments-style scores in [0, 1], first registry entry
-wins ties), never from the file extension.
+wins ties), never from the file extension; JSON is parsed whole for it, never sniffed by its head.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import polars as pl
 
 from logparse.bench.derive import complete_record, disambiguate_configs
 from logparse.bench.readers import aiperf, cordatus, sglang, vllm
-from logparse.bench.readers._common import HEAD_CHARS, STDIN, STDIN_NAME, read_text
+from logparse.bench.readers._common import STDIN, STDIN_NAME, Sample, read_text
 from logparse.bench.schema import to_frame
 from logparse.errors import InputError
 
@@ -27,7 +27,7 @@ class Format:
 
     name: str
     description: str
-    sniff: Callable[[str, Path], float]
+    sniff: Callable[[Sample, Path], float]
     read: Callable[[Path, str], list[dict[str, Any]]]
 
 
@@ -47,12 +47,16 @@ FORMATS: tuple[Format, ...] = (
 
 
 def detect_format(path: Path, text: str) -> Format:
-    """Return the format whose sniffer scores `text` highest; InputError when none recognises it."""
-    head = text[:HEAD_CHARS]
+    """Return the format whose sniffer scores `text` highest; InputError when none recognises it.
+
+    JSON is parsed whole and a printed result block is looked for in the whole text: the key
+    that tells a format apart may come after megabytes of per-request arrays or progress output.
+    """
+    sample = Sample(text)
     best: tuple[float, Format] | None = None
     for fmt in FORMATS:
         try:
-            score = min(1.0, max(0.0, float(fmt.sniff(head, path))))
+            score = min(1.0, max(0.0, float(fmt.sniff(sample, path))))
         except Exception:  # noqa: BLE001 - a sniffer that breaks simply does not recognise the file
             score = 0.0
         if score > 0 and (best is None or score > best[0]):

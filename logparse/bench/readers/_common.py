@@ -6,12 +6,14 @@ import math
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from logparse.errors import InputError
 
-HEAD_CHARS = 65536
+HEAD_CHARS = 65536  # what header-line sniffers (CSV) look at; JSON and printed blocks are read whole
 
 # metric name in a tool's key or label -> (schema column prefix, factor to the schema unit)
 _METRICS: dict[str, tuple[str, float]] = {
@@ -27,6 +29,7 @@ _STATS = {"mean": "mean", "median": "median", "p50": "median", "p90": "p90", "p9
 _JSON_STAT_KEY = re.compile(r"^(mean|median|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
 _CONCURRENCY_HINT = re.compile(r"(?i)(?:^|[^a-z0-9])(?:concurrency|conc|c)[_\-=]?(\d+)(?![0-9])")
 _LENGTHS_HINT = re.compile(r"(?:^|[^0-9])(\d+)x(\d+)(?![0-9])")
+_QUOTED_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_:]*)"\s*:')
 
 
 STDIN = "-"
@@ -57,6 +60,40 @@ def _decode(path: Path, raw: bytes) -> str:
         msg = f"{path}: is a binary file; expected a text benchmark result (JSON, JSONL, CSV or text)"
         raise InputError(msg)
     return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What a format sniffer looks at: the whole text of a file, its head, and the top-level keys
+    of its first JSON object (parsed from the whole file: a `--save-detailed` result holds
+    megabytes of per-request arrays before its summary keys)."""
+
+    text: str
+
+    @property
+    def head(self) -> str:
+        """The first `HEAD_CHARS` characters, for formats recognised by their first line."""
+        return self.text[:HEAD_CHARS]
+
+    @cached_property
+    def json_keys(self) -> frozenset[str] | None:
+        """Keys of the first object of a JSON object, JSON list or JSON Lines text; None if the
+        text does not open as JSON. A text that opens as JSON but does not parse gives every
+        quoted key it holds, so that its reader is chosen and says where the JSON breaks."""
+        stripped = self.text.strip()
+        if not stripped.startswith(("{", "[")):
+            return None
+        try:
+            whole = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            try:
+                whole = json.loads(stripped.splitlines()[0]) if exc.msg == "Extra data" else None
+            except json.JSONDecodeError:
+                whole = None
+            if whole is None:
+                return frozenset(_QUOTED_KEY.findall(stripped))
+        first = whole[0] if isinstance(whole, list) and whole else whole
+        return frozenset(first) if isinstance(first, dict) else None
 
 
 def stat_column(metric: str, stat: str) -> tuple[str, float] | None:
@@ -187,15 +224,18 @@ def lengths_from_path(path: Path) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def marker_score(head: str, own: tuple[str, ...], *, unmarked: float, rival: tuple[str, ...] = ()) -> float:
-    """Score in [0, 1] of a head whose format family is already recognised, by the markers it holds.
+def marker_score(
+    found: str | frozenset[str], own: tuple[str, ...], *, unmarked: float, rival: tuple[str, ...] = ()
+) -> float:
+    """Score in [0, 1] of a text (substring markers) or a set of JSON keys (key markers) whose
+    format family is already recognised, by the markers it holds.
 
     0.2 if it holds a rival tool's marker (that tool's reader should win), else 1.0 if it holds
     one of the tool's own markers, else `unmarked`.
     """
-    if any(marker in head for marker in rival):
+    if any(marker in found for marker in rival):
         return 0.2
-    return 1.0 if any(marker in head for marker in own) else unmarked
+    return 1.0 if any(marker in found for marker in own) else unmarked
 
 
 def engine_name(value: Any) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from logparse.bench.readers._common import (
+    Sample,
     json_stat_column,
     load_json_records,
     require,
@@ -18,6 +19,7 @@ from logparse.bench.readers._common import (
     to_int,
     to_number,
 )
+from logparse.bench.readers._per_request import fill_from_arrays
 
 REQUIRED_KEYS = ("duration", "completed", "mean_ttft_ms")
 
@@ -54,9 +56,11 @@ class ResultObject:
 ObjectRecordBuilder = Callable[[int, ResultObject], dict[str, Any]]
 
 
-def looks_like_serving_json(head: str) -> bool:
-    """Whether `head` opens a JSON value holding the `mean_ttft_ms` key both tools write."""
-    return head.lstrip().startswith(("{", "[")) and '"mean_ttft_ms"' in head
+def serving_json_keys(sample: Sample) -> frozenset[str] | None:
+    """The top-level keys of the file's first result object if it holds the `mean_ttft_ms` key
+    both tools write, else None (the whole file is parsed, whatever order its keys come in)."""
+    keys = sample.json_keys
+    return keys if keys is not None and "mean_ttft_ms" in keys else None
 
 
 def read_result_objects(
@@ -66,7 +70,7 @@ def read_result_objects(
 
     `describe` names an object in errors, `{line_no}` standing for its line; `to_record` turns
     one object, given with its index in the file, into the tool's record; the object's latency
-    statistics are added to it here.
+    statistics are added to it here, and those it lacks are computed from its per-request arrays.
     """
     records = []
     for index, (line_no, obj) in enumerate(load_json_records(path, text, expected=expected)):
@@ -74,5 +78,6 @@ def read_result_objects(
         result = ResultObject(path=path, line_no=line_no, values=obj)
         record = to_record(index, result)
         record.update(result.stats())
+        fill_from_arrays(record, obj)
         records.append(record)
     return records

@@ -71,9 +71,9 @@ def label_stat_column(label: str) -> tuple[str, float] | None:
 BlockRecordBuilder = Callable[[int, Block], dict[str, Any]]
 
 
-def has_result_header(head: str) -> bool:
-    """Whether any line of `head` is a 'Serving Benchmark Result' header."""
-    return any(HEADER.match(line.strip()) for line in head.splitlines())
+def has_result_header(text: str) -> bool:
+    """Whether any line of `text` is a 'Serving Benchmark Result' header."""
+    return any(HEADER.match(line.strip()) for line in text.splitlines())
 
 
 def read_result_blocks(

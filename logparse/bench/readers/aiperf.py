@@ -14,7 +14,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from logparse.bench.readers._common import concurrency_from_path, to_int, to_number
+from logparse.bench.readers._common import Sample, concurrency_from_path, to_int, to_number
 from logparse.bench.schema import SCHEMA, empty_record
 from logparse.errors import InputError
 
@@ -37,8 +37,9 @@ _SYSTEM_METRICS: list[tuple[str, str]] = [
 ]
 
 
-def sniff(head: str, path: Path) -> float:
-    """Score in [0, 1] that `head` is an AIPerf or genai-perf CSV export."""
+def sniff(sample: Sample, path: Path) -> float:
+    """Score in [0, 1] that `sample` is an AIPerf or genai-perf CSV export (by its header line)."""
+    head = sample.head
     first = head.lstrip().splitlines()[0] if head.strip() else ""
     cells = [cell.strip().lower() for cell in first.split(",")]
     if cells[:4] != ["metric", "avg", "min", "max"]:

@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from logparse.bench.readers._common import lengths_from_path, mode_name, to_int, to_number
+from logparse.bench.readers._common import Sample, lengths_from_path, mode_name, to_int, to_number
 from logparse.bench.schema import empty_record
 from logparse.errors import InputError
 
@@ -55,9 +55,9 @@ def _header(head: str) -> list[str]:
     return next(csv.reader([first]), [])
 
 
-def sniff(head: str, path: Path) -> float:
-    """Score in [0, 1] that `head` is a Cordatus table CSV in either layout."""
-    header = [cell.strip() for cell in _header(head)]
+def sniff(sample: Sample, path: Path) -> float:
+    """Score in [0, 1] that `sample` is a Cordatus table CSV in either layout (by its header line)."""
+    header = [cell.strip() for cell in _header(sample.head)]
     if "Concurrency" not in header and "concurrency" not in header:
         return 0.0
     mapped = set(_column_map(header).values())
@@ -80,7 +80,7 @@ def read(path: Path, text: str) -> list[dict[str, Any]]:
         raise InputError(msg)
     lengths = lengths_from_path(path)
     model = path.stem.removesuffix("-table") if path.stem.endswith("-table") else None
-    records = []
+    records: list[dict[str, Any]] = []
     for line_no, row in enumerate(rows[1:], start=2):
         if not any(cell.strip() for cell in row):
             continue

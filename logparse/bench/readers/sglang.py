@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from logparse.bench.readers._common import engine_name, marker_score, per_request
-from logparse.bench.readers._serving_json import ResultObject, looks_like_serving_json, read_result_objects
+from logparse.bench.readers._common import Sample, engine_name, marker_score, per_request
+from logparse.bench.readers._serving_json import ResultObject, read_result_objects, serving_json_keys
 from logparse.bench.readers._summary import Block, has_result_header, read_result_blocks
 from logparse.bench.schema import empty_record
 
@@ -14,11 +14,11 @@ JSONL_EXPECTED = "SGLang bench_serving JSONL (one object per run with duration, 
 SUMMARY_EXPECTED = "the 'Serving Benchmark Result' block printed by SGLang bench_serving"
 
 _JSON_MARKERS = (
-    '"mean_e2e_latency_ms"',
-    '"total_output_tokens_retokenized"',
-    '"server_info"',
-    '"random_input_len"',
-    '"dataset_name"',
+    "mean_e2e_latency_ms",
+    "total_output_tokens_retokenized",
+    "server_info",
+    "random_input_len",
+    "dataset_name",
 )
 _SUMMARY_MARKERS = (
     "Backend:",
@@ -31,9 +31,10 @@ _SUMMARY_MARKERS = (
 )
 
 
-def sniff_jsonl(head: str, path: Path) -> float:
-    """Score in [0, 1] that `head` is SGLang bench_serving JSONL."""
-    return marker_score(head, _JSON_MARKERS, unmarked=0.3) if looks_like_serving_json(head) else 0.0
+def sniff_jsonl(sample: Sample, path: Path) -> float:
+    """Score in [0, 1] that `sample` is SGLang bench_serving JSONL."""
+    keys = serving_json_keys(sample)
+    return 0.0 if keys is None else marker_score(keys, _JSON_MARKERS, unmarked=0.3)
 
 
 def read_jsonl(path: Path, text: str) -> list[dict[str, Any]]:
@@ -92,9 +93,11 @@ def _mode(server_info: dict[str, Any] | None, accept_length: float | None) -> st
     return None
 
 
-def sniff_summary(head: str, path: Path) -> float:
-    """Score in [0, 1] that `head` is a console capture holding SGLang's printed result block."""
-    return marker_score(head, _SUMMARY_MARKERS, unmarked=0.3) if has_result_header(head) else 0.0
+def sniff_summary(sample: Sample, path: Path) -> float:
+    """Score in [0, 1] that `sample` is a console capture holding SGLang's printed result block."""
+    if not has_result_header(sample.text):
+        return 0.0
+    return marker_score(sample.text, _SUMMARY_MARKERS, unmarked=0.3)
 
 
 def read_summary(path: Path, text: str) -> list[dict[str, Any]]:

@@ -6,16 +6,32 @@ import re
 from pathlib import Path
 from typing import Any
 
-from logparse.bench.readers._common import engine_name, marker_score, mode_name, per_request
-from logparse.bench.readers._serving_json import ResultObject, looks_like_serving_json, read_result_objects
+from logparse.bench.readers._common import (
+    Sample,
+    concurrency_from_path,
+    engine_name,
+    marker_score,
+    mode_name,
+    per_request,
+)
+from logparse.bench.readers._serving_json import ResultObject, read_result_objects, serving_json_keys
 from logparse.bench.readers._summary import Block, has_result_header, read_result_blocks
 from logparse.bench.schema import empty_record
 
 JSON_EXPECTED = "a `vllm bench serve --save-result` JSON object (keys duration, completed, mean_ttft_ms, ...)"
 SUMMARY_EXPECTED = "the 'Serving Benchmark Result' block printed by `vllm bench serve`"
 
-_JSON_MARKERS = ('"mean_e2el_ms"', '"request_goodput"', '"endpoint_type"', '"num_prompts"', '"model_id"')
-_SGLANG_JSON_MARKERS = ('"mean_e2e_latency_ms"', '"server_info"', '"total_output_tokens_retokenized"')
+# top-level keys only vLLM writes ('request_goodput:' is benchmark_serving.py's v0.7-v0.8 typo)
+_JSON_MARKERS = (
+    "mean_e2el_ms",
+    "request_goodput",
+    "request_goodput:",
+    "endpoint_type",
+    "num_prompts",
+    "model_id",
+    "tokenizer_id",
+)
+_SGLANG_JSON_MARKERS = ("mean_e2e_latency_ms", "server_info", "total_output_tokens_retokenized")
 _SUMMARY_MARKERS = ("Inter-token Latency", "E2EL (ms)", "Maximum request concurrency:", "Failed requests:")
 _SGLANG_SUMMARY_MARKERS = (
     "Backend:",
@@ -27,11 +43,12 @@ _SGLANG_SUMMARY_MARKERS = (
 _PREAMBLE_CONCURRENCY = re.compile(r"Maximum request concurrency:\s*(\d+)")
 
 
-def sniff_json(head: str, path: Path) -> float:
-    """Score in [0, 1] that `head` is a vLLM bench serve result JSON/JSONL."""
-    if not looks_like_serving_json(head):
+def sniff_json(sample: Sample, path: Path) -> float:
+    """Score in [0, 1] that `sample` is a vLLM bench serve result JSON/JSONL."""
+    keys = serving_json_keys(sample)
+    if keys is None:
         return 0.0
-    return marker_score(head, _JSON_MARKERS, rival=_SGLANG_JSON_MARKERS, unmarked=0.5)
+    return marker_score(keys, _JSON_MARKERS, rival=_SGLANG_JSON_MARKERS, unmarked=0.5)
 
 
 def read_json(path: Path, text: str) -> list[dict[str, Any]]:
@@ -52,7 +69,7 @@ def _json_record(index: int, run: ResultObject) -> dict[str, Any]:
         label=run.get("label") or None,
         model=run.get("model_id"),
         backend=run.get("backend"),
-        concurrency=run.count("max_concurrency"),
+        concurrency=_concurrency(run),
         request_rate=run.number("request_rate"),
         num_requests=completed,
         failed=run.count("failed"),
@@ -67,15 +84,23 @@ def _json_record(index: int, run: ResultObject) -> dict[str, Any]:
     return rec
 
 
+def _concurrency(run: ResultObject) -> int | None:
+    """The run's concurrency cap; a file from before `--max-concurrency` existed (no such key)
+    takes it from its path, as a sweep names its files (c16, conc_16, concurrency16)."""
+    if "max_concurrency" in run.values:
+        return run.count("max_concurrency")
+    return concurrency_from_path(run.path)
+
+
 def _spec_from_label(label: Any) -> str | None:
     return "spec" if label and "spec" in str(label).lower() else None
 
 
-def sniff_summary(head: str, path: Path) -> float:
-    """Score in [0, 1] that `head` is a console capture holding vLLM's printed result block."""
-    if not has_result_header(head):
+def sniff_summary(sample: Sample, path: Path) -> float:
+    """Score in [0, 1] that `sample` is a console capture holding vLLM's printed result block."""
+    if not has_result_header(sample.text):
         return 0.0
-    return marker_score(head, _SUMMARY_MARKERS, rival=_SGLANG_SUMMARY_MARKERS, unmarked=0.4)
+    return marker_score(sample.text, _SUMMARY_MARKERS, rival=_SGLANG_SUMMARY_MARKERS, unmarked=0.4)
 
 
 def read_summary(path: Path, text: str) -> list[dict[str, Any]]:
