@@ -129,6 +129,9 @@ def run_notes(found: RunSeries) -> list[str]:
     if found.series and not found.model_name:
         notes.append(f"{found.run}: the log names no served model: label model_name left out "
                      "(--model-name sets it; the engines' dashboards filter on it)")
+    if found.aggregated:
+        notes.append(f"{found.run}: {found.aggregated} 'N Engines Aggregated' stats lines left out: they sum "
+                     "all engines, and vLLM's metrics are per engine")
     if found.untimed:
         notes.append(f"{found.run}: {found.untimed} stats lines have no timestamp and are not exported")
     if found.unprinted:

@@ -63,6 +63,14 @@ def untimed(tables: Mapping[str, pl.DataFrame], kinds: tuple[str, ...]) -> int:
     return sum(tables[k]["time"].null_count() for k in kinds if k in tables and "time" in tables[k].columns)
 
 
+def aggregated_lines(tables: Mapping[str, pl.DataFrame]) -> int:
+    """How many vLLM stats lines sum all engines (`N Engines Aggregated:`), which no engine metric is."""
+    stats = tables.get("engine_stats")
+    if stats is None or "engines_aggregated" not in stats.columns:
+        return 0
+    return stats.height - stats["engines_aggregated"].null_count()
+
+
 def _timed(frame: pl.DataFrame) -> pl.DataFrame:
     needed = ("swapped", "engines_aggregated", "engine_idx", "rank", *V0_SPEC_FIELDS)
     frame = frame.with_columns(pl.lit(None).alias(c) for c in needed if c not in frame.columns)

@@ -10,7 +10,7 @@ import polars as pl
 from logparse.emulate.eras import parse_version
 from logparse.export.catalog import CATALOG, Era, Metric, MetricType, help_text
 from logparse.export.counters import Point, integrate_rates, running_sum
-from logparse.export.rows import era_rows, label_columns, label_name, untimed
+from logparse.export.rows import aggregated_lines, era_rows, label_columns, label_name, untimed
 
 Labels = tuple[tuple[str, str], ...]
 ENGINE_ERAS: dict[str, tuple[Era, ...]] = {"vllm": ("vllm-v0", "vllm-v1"), "sglang": ("sglang",)}
@@ -38,6 +38,7 @@ class RunSeries:
     model_name: str | None
     series: list[Series] = field(default_factory=list)
     untimed: int = 0                      # stats lines without a timestamp, not exported
+    aggregated: int = 0                   # vLLM `N Engines Aggregated` stats lines, not exported
     unprinted: list[str] = field(default_factory=list)  # catalog metrics of its eras the log never printed
 
 
@@ -51,7 +52,7 @@ def run_series(tables: Mapping[str, pl.DataFrame], *, engine: str, run: str,
     version = _config_value(tables, ("version",))
     out = RunSeries(run=run, engine=engine, version=version,
                     model_name=model_name or _config_value(tables, ("served_model_name", "model")),
-                    untimed=untimed(tables, STATS_KINDS))
+                    untimed=untimed(tables, STATS_KINDS), aggregated=aggregated_lines(tables))
     base: Labels = (("model_name", out.model_name),) if out.model_name else ()
     for era in ENGINE_ERAS.get(engine, ()):
         rows = {kind: era_rows(tables, era, kind) for kind in {m.table for m in CATALOG if m.era == era}}
