@@ -146,9 +146,9 @@ CATALOG: tuple[Metric, ...] = (
 
 # Engine metrics a log cannot support, and why (README "Export to Prometheus" repeats this).
 LEFT_OUT: tuple[tuple[str, str], ...] = (
-    ("vllm:time_to_first_token_seconds, vllm:e2e_request_latency_seconds, vllm:inter_token_latency_seconds, "
-     "vllm:request_* histograms; sglang:time_to_first_token_seconds, sglang:e2e_request_latency_seconds, "
-     "sglang:inter_token_latency_seconds",
+    (("vllm:time_to_first_token_seconds, vllm:e2e_request_latency_seconds, vllm:inter_token_latency_seconds, "
+      "vllm:request_* histograms; sglang:time_to_first_token_seconds, sglang:e2e_request_latency_seconds, "
+      "sglang:inter_token_latency_seconds"),
      "per-request latencies and lengths: no stats line prints them"),
     ("vllm:prefix_cache_queries, vllm:prefix_cache_hits (V1), vllm:mm_cache_*, vllm:external_prefix_cache_*",
      "V1 prints a hit rate over the last requests, not the token counts these counters hold"),

@@ -124,8 +124,8 @@ def run_notes(found: RunSeries) -> list[str]:
     """What `export` says about one run on stderr: what it exported and what its log lacked."""
     samples = sum(len(s.samples) for s in found.series)
     version = f" {found.version}" if found.version else ""
-    notes = [f"{found.run}: {found.engine}{version}, {len({s.name for s in found.series})} metrics, "
-             f"{len(found.series)} series, {samples} samples"]
+    metrics = len({s.name for s in found.series})
+    notes = [f"{found.run}: {found.engine}{version}, {metrics} metrics, {len(found.series)} series, {samples} samples"]
     if found.series and not found.model_name:
         notes.append(f"{found.run}: the log names no served model: label model_name left out "
                      "(--model-name sets it; the engines' dashboards filter on it)")

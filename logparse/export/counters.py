@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 Point = tuple[int, float]
 
@@ -32,7 +32,7 @@ def integrate_rates(points: Sequence[Point], *, hold_over_gaps: bool) -> list[Po
     usual = usual_interval_ms(points) if hold_over_gaps else None
     samples: list[Point] = [(points[0][0], 0.0)]
     total = 0.0
-    for (before, _), (t, rate) in zip(points, points[1:]):
+    for (before, _), (t, rate) in pairwise(points):
         seconds = (t - before) / 1000
         if usual is not None and t - before > GAP_FACTOR * usual:
             samples.append((t - usual, total))
@@ -44,7 +44,7 @@ def integrate_rates(points: Sequence[Point], *, hold_over_gaps: bool) -> list[Po
 
 def usual_interval_ms(points: Sequence[Point]) -> int | None:
     """The median spacing of the points, or None when there are too few to tell."""
-    gaps = [b[0] - a[0] for a, b in zip(points, points[1:])]
+    gaps = [b[0] - a[0] for a, b in pairwise(points)]
     if len(gaps) < MIN_INTERVALS:
         return None
     return int(statistics.median(gaps))

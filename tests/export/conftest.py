@@ -72,3 +72,8 @@ def prometheus_tool(name: str) -> str:
 @pytest.fixture(scope="session")
 def promtool() -> str:
     return prometheus_tool("promtool")
+
+
+@pytest.fixture(scope="session")
+def prometheus_server_binary() -> str:
+    return prometheus_tool("prometheus")

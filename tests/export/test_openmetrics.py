@@ -46,7 +46,7 @@ def test_text_shape() -> None:
 
 def test_each_family_once_and_counters_named_total(emulated_logs: dict[str, Path]) -> None:
     text = export_text(*emulated_logs.values())
-    types = re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M)
+    types = re.findall(r"^# TYPE (\S+) (\S+)$", text, re.MULTILINE)
     assert len(types) == len({name for name, _ in types})
     counters = {name for name, kind in types if kind == "counter"}
     assert {"vllm:generation_tokens", "sglang:generation_tokens"} <= counters

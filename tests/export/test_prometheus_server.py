@@ -16,7 +16,8 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,6 @@ import logparse
 from logparse.cli import cli
 from logparse.export.catalog import CATALOG, Metric
 from logparse.export.cli import run_labels
-from tests.export.conftest import prometheus_tool
 
 pytestmark = pytest.mark.slow
 READY_WITHIN_S = 60
@@ -54,9 +54,9 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, promtool: str, emulated_logs: dict[str, Path],
-           real_logs: dict[str, Path]) -> Iterator[Server]:
-    prometheus = prometheus_tool("prometheus")
+def server(tmp_path_factory: pytest.TempPathFactory, promtool: str, prometheus_server_binary: str,
+           emulated_logs: dict[str, Path], real_logs: dict[str, Path]) -> Iterator[Server]:
+    prometheus = prometheus_server_binary
     folder = tmp_path_factory.mktemp("prometheus")
     logs = [*emulated_logs.values(), *real_logs.values()]
     result = CliRunner().invoke(cli, ["export", "prometheus", *map(str, logs), "--tsdb", str(folder / "tsdb"),
@@ -99,7 +99,7 @@ def wait_ready(url: str, process: subprocess.Popen[bytes], output: Path) -> None
 # -- what each log printed, read straight from its event tables --------------------------------------
 def unix_s(t: datetime) -> int:
     """A naive time is UTC (what `export` assumes); every test log stamps whole seconds."""
-    seconds = (t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp()
+    seconds = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
     assert seconds == int(seconds)
     return int(seconds)
 
@@ -229,11 +229,11 @@ def interval_expectations(tables: dict[str, pl.DataFrame], metric: Metric,
     for t, v in printed_values(tables, metric, labels):
         by_second.setdefault(t, []).append(v)
     times = sorted(by_second)
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in pairwise(times)]
     held = metric.how == "rate_integral" and metric.era != "sglang"
     usual = statistics.median(gaps) if len(gaps) >= 3 and held else None
     out = []
-    for before, t in zip(times, times[1:]):
+    for before, t in pairwise(times):
         window = int(usual) if usual is not None and t - before > 1.5 * usual else t - before
         values = by_second[t]
         if metric.how == "rate_integral":

@@ -1,7 +1,8 @@
 """The series `export` builds from a log: engine names per era, printed values, rebuilt counters."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from itertools import pairwise
 from pathlib import Path
 
 import polars as pl
@@ -35,7 +36,7 @@ def printed(path: Path, kind: str, column: str) -> list[tuple[int, float]]:
 
 def unix_ms(t: datetime) -> int:
     """A naive time is UTC (what `export` says it assumes)."""
-    return round((t if t.tzinfo else t.replace(tzinfo=timezone.utc)).timestamp() * 1000)
+    return round((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() * 1000)
 
 
 def last_per_second(points: list[tuple[int, float]]) -> dict[int, float]:
@@ -103,7 +104,7 @@ def test_rebuilt_token_counter_rises_at_the_printed_rate(emulated_logs: dict[str
     by_second: dict[int, list[float]] = {}
     for t, v in rates:
         by_second.setdefault(t, []).append(v)
-    for (t0, c0), (t1, c1) in zip(counter.samples, counter.samples[1:]):
+    for (t0, c0), (t1, c1) in pairwise(counter.samples):
         assert (c1 - c0) / ((t1 - t0) / 1000) == pytest.approx(sum(by_second[t1]) / len(by_second[t1]))
     assert "estimated" in counter.help and "integrating" in counter.help
 
@@ -116,7 +117,7 @@ def test_idle_gap_between_phases_is_held_flat(emulated_logs: dict[str, Path]) ->
     usual = usual_interval_ms(lines)
     assert usual is not None
     rate_at = dict(lines)
-    for (t0, c0), (t1, c1) in zip(counter.samples, counter.samples[1:]):
+    for (t0, c0), (t1, c1) in pairwise(counter.samples):
         if t1 in rate_at:
             assert t1 - t0 <= GAP_FACTOR * usual
             assert (c1 - c0) / ((t1 - t0) / 1000) == pytest.approx(rate_at[t1])
@@ -164,7 +165,7 @@ def test_integrated_counter_invariants(steps: list[tuple[int, float]], hold: boo
     assert [t for t, _ in counter] == sorted({t for t, _ in counter})  # one sample per time, ordered
     assert {t for t, _ in points} <= {t for t, _ in counter}
     rate_at = dict(points)
-    for (t0, c0), (t1, c1) in zip(counter, counter[1:]):  # each line's rate is its interval's slope
+    for (t0, c0), (t1, c1) in pairwise(counter):  # each line's rate is its interval's slope
         if t1 in rate_at:
             assert (c1 - c0) / ((t1 - t0) / 1000) == pytest.approx(rate_at[t1], rel=1e-9, abs=1e-6)
 
