@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from export_inputs import emulated_logs, promtool, real_logs  # noqa: F401 (pytest fixtures)
 
 from logparse.cli import cli
 from logparse.export.openmetrics import render

@@ -24,6 +24,7 @@ from typing import Any
 import polars as pl
 import pytest
 from click.testing import CliRunner
+from export_inputs import emulated_logs, prometheus_server_binary, promtool, real_logs  # noqa: F401 (pytest fixtures)
 
 import logparse
 from logparse.cli import cli

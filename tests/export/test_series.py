@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from export_inputs import emulated_logs, real_logs  # noqa: F401 (pytest fixtures)
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,4 +1,6 @@
-"""Shared inputs of the export tests: emulated runs of every era, real excerpts, Prometheus's tools."""
+"""Shared inputs of the export tests (pytest fixtures the test modules import): emulated runs of
+every era, real excerpts, Prometheus's tools. Not a conftest.py: tests elsewhere import theirs as
+`conftest`."""
 from __future__ import annotations
 
 import os
