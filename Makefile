@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check venv browser reports bench clean
+.PHONY: demo test check venv browser prometheus reports bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,9 @@ demo: $(STAMP)
 	$(PY) -m logparse ingest fixtures/vllm/gpustack-64k.log --out .demo-out
 	$(PY) -m logparse summary fixtures/vllm/gpustack-64k.log
 
-## test: grammar check and the whole suite (installs Debian chromium for the report's browser test)
-test: $(STAMP) browser
+## test: grammar check and the whole suite (installs Debian chromium for the report's browser test and
+## Debian prometheus for the export tests)
+test: $(STAMP) browser prometheus
 	$(PY) -m logparse patterns check
 	$(PY) -m pytest -q
 
@@ -35,6 +36,15 @@ browser:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	      || echo "chromium could not be installed: the browser test will be skipped"; \
 	  else echo "chromium missing and not root: the browser test will be skipped"; fi; }
+
+# `logparse export` is checked with Prometheus's own promtool and server; install them when missing and possible.
+prometheus:
+	@command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing prometheus for the export tests..."; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null) \
+	      || echo "prometheus could not be installed: the export tests that need it will be skipped"; \
+	  else echo "prometheus missing and not root: the export tests that need it will be skipped"; fi; }
 
 ## reports: regenerate reports/ from the GPUStack-mirror fixtures
 reports: $(STAMP)

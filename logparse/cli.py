@@ -39,6 +39,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "reconcile": ("logparse.bench.cli", "reconcile_command", "Check a client result against a log."),
     "report": ("logparse.report.cli", "report_command", "Write charts and an offline HTML report."),
     "unknown": ("logparse.mining.cli", "unknown_command", "Cluster the lines no rule understood."),
+    "export": ("logparse.export.cli", "export_group", "Export runs as the engines' Prometheus metrics."),
 }
 
 

@@ -1,0 +1,157 @@
+"""`logparse export`: a run's log as the engine's own Prometheus metrics (OpenMetrics text, a TSDB)."""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import click
+
+from logparse.errors import InputError
+from logparse.export.openmetrics import render
+from logparse.export.promtool import create_blocks, find_promtool
+from logparse.export.series import RunSeries, Series, run_series
+
+RETENTION_HINT = "100y"  # what the printed `prometheus` command passes, so old runs are kept
+
+_LOGS = click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+_ENGINE = click.option("--engine", type=click.Choice(["auto", "vllm", "sglang"]), default="auto",
+                       show_default=True, help="Engine that wrote the logs (auto: detect from each log).")
+_YEAR = click.option("--year", type=int, help="Year for vLLM stamps that print none, when the log shows no "
+                                              "full date. [default: from the log, else the file's mtime]")
+_MODEL = click.option("--model-name", metavar="NAME",
+                      help="The `model_name` label. [default: the served model the log names; "
+                           "left out when it names none]")
+
+
+@click.group("export", short_help="Export a run to the tools users run (Prometheus).")
+def export_group() -> None:
+    """Export runs to the tools people already use to watch live servers.
+
+    \b
+    The engine-stats, prefill/decode, spec-decode and KV events of each LOG become the engine's own
+    Prometheus metrics (names, types, HELP and labels of vLLM V0/V1 and SGLang), timestamped by the
+    log, so the engines' Grafana dashboards show a past run. Gauges are the values printed; the
+    token counters are rebuilt from the printed rates (their HELP says how). Each series carries
+    `run` (the log's file name) and, when the log names it, `model_name`. Timestamps without a
+    timezone are read as UTC.
+    """
+
+
+@export_group.command("openmetrics")
+@_LOGS
+@click.option("-o", "--output", required=True, metavar="FILE",
+              help="OpenMetrics text file to write (replaced if it exists); `-` writes to stdout.")
+@_ENGINE
+@_YEAR
+@_MODEL
+def openmetrics_command(logs: Sequence[str], output: str, engine: str, year: int | None,
+                        model_name: str | None) -> None:
+    """Write the runs of LOG... as one OpenMetrics text file.
+
+    Validate it with `promtool check metrics < FILE`, or backfill it yourself with
+    `promtool tsdb create-blocks-from openmetrics FILE DIR` (what `export prometheus` does).
+    """
+    if output != "-":
+        _check_output(Path(output))
+    series = _export(logs, engine=engine, year=year, model_name=model_name)
+    if output == "-":
+        sys.stdout.writelines(render(series))
+        return
+    _write_atomically(Path(output), render(series))
+    click.echo(f"wrote {output}", err=True)
+
+
+@export_group.command("prometheus")
+@_LOGS
+@click.option("--tsdb", "tsdb", required=True, type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
+              help="Prometheus TSDB folder to add the runs' blocks to (created if missing; blocks "
+                   "already there are kept).")
+@click.option("--promtool", "promtool_name", default="promtool", show_default=True, metavar="PATH",
+              help="The promtool binary (Debian package `prometheus`).")
+@_ENGINE
+@_YEAR
+@_MODEL
+def prometheus_command(logs: Sequence[str], tsdb: Path, promtool_name: str, engine: str, year: int | None,
+                       model_name: str | None) -> None:
+    """Backfill the runs of LOG... into a Prometheus TSDB with `promtool tsdb create-blocks-from
+    openmetrics`, then point a Prometheus (and its Grafana) at it.
+
+    \b
+    Serve it with e.g.:
+      prometheus --storage.tsdb.path=DIR --storage.tsdb.retention.time=100y
+    (the long retention keeps a past run's samples from being deleted at start-up).
+    """
+    promtool = find_promtool(promtool_name)
+    series = _export(logs, engine=engine, year=year, model_name=model_name)
+    with tempfile.TemporaryDirectory(prefix="logparse-export-") as scratch:
+        text = Path(scratch) / "runs.om"
+        with text.open("w", encoding="utf-8") as handle:
+            handle.writelines(render(series))
+        report = create_blocks(promtool, text, tsdb)
+    click.echo(report.rstrip(), err=True)
+    click.echo(f"blocks in {tsdb}; serve them with: prometheus --storage.tsdb.path={tsdb} "
+               f"--storage.tsdb.retention.time={RETENTION_HINT}", err=True)
+
+
+def _export(logs: Sequence[str], *, engine: str, year: int | None, model_name: str | None) -> list[Series]:
+    """Every series of every log; a note per run on stderr; an error when no log gives one."""
+    import logparse
+
+    unique = list(dict.fromkeys(logs))
+    series: list[Series] = []
+    for log, run in zip(unique, run_labels(unique)):
+        result = logparse.ingest(log, engine=engine, year=year)
+        found = run_series(result.tables, engine=result.engine, run=run, model_name=model_name)
+        for note in run_notes(found):
+            click.echo(note, err=True)
+        series.extend(found.series)
+    if not series:
+        raise InputError(f"{', '.join(unique)}: no timestamped engine-stats, decode/prefill, spec-decode or "
+                         "KV lines: nothing to export")
+    return series
+
+
+def run_labels(logs: Sequence[str]) -> list[str]:
+    """The `run` label of each log: its file name, or the path as given when two names are alike."""
+    names = [Path(log).name for log in logs]
+    return [log if names.count(name) > 1 else name for log, name in zip(logs, names)]
+
+
+def run_notes(found: RunSeries) -> list[str]:
+    """What `export` says about one run on stderr: what it exported and what its log lacked."""
+    samples = sum(len(s.samples) for s in found.series)
+    version = f" {found.version}" if found.version else ""
+    metrics = len({s.name for s in found.series})
+    notes = [f"{found.run}: {found.engine}{version}, {metrics} metrics, {len(found.series)} series, {samples} samples"]
+    if found.series and not found.model_name:
+        notes.append(f"{found.run}: the log names no served model: label model_name left out "
+                     "(--model-name sets it; the engines' dashboards filter on it)")
+    if found.aggregated:
+        notes.append(f"{found.run}: {found.aggregated} 'N Engines Aggregated' stats lines left out: they sum "
+                     "all engines, and vLLM's metrics are per engine")
+    if found.untimed:
+        notes.append(f"{found.run}: {found.untimed} stats lines have no timestamp and are not exported")
+    if found.unprinted:
+        notes.append(f"{found.run}: not printed by this log, left out: {', '.join(found.unprinted)}")
+    return notes
+
+
+def _check_output(path: Path) -> None:
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; -o takes a file name")
+    if not path.parent.is_dir():
+        raise InputError(f"{path}: folder {path.parent} does not exist")
+
+
+def _write_atomically(path: Path, lines: Iterable[str]) -> None:
+    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.writelines(lines)
+        os.replace(scratch, path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise

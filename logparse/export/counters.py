@@ -1,0 +1,56 @@
+"""Counters rebuilt from what a log prints: rates integrated over the interval, counts summed.
+
+Every function takes one series' points, time-ordered with one point per timestamp
+(Unix milliseconds, value), and returns the counter's samples.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from itertools import accumulate, pairwise
+
+Point = tuple[int, float]
+
+# A silence longer than this many usual stats intervals is one the engine did not print (vLLM logs
+# an interval whose throughputs, and the previous ones, are all zero at DEBUG, from 0.6.5 / 0.8.5).
+GAP_FACTOR = 1.5
+# Intervals needed before the usual one is trusted (the median of them).
+MIN_INTERVALS = 3
+
+
+def integrate_rates(points: Sequence[Point], *, hold_over_gaps: bool) -> list[Point]:
+    """A counter whose increase between consecutive lines is the later line's rate (per second)
+    times the seconds between them. It starts at 0 at the first line: the first line's rate covers
+    an interval whose start the log does not show.
+
+    With `hold_over_gaps`, a gap longer than `GAP_FACTOR` times the median interval is read as an
+    unprinted idle stretch: the counter stays flat until one median interval before the line, and
+    the line's rate covers that interval only (an extra sample marks where it starts).
+    """
+    if not points:
+        return []
+    usual = usual_interval_ms(points) if hold_over_gaps else None
+    samples: list[Point] = [(points[0][0], 0.0)]
+    total = 0.0
+    for (before, _), (t, rate) in pairwise(points):
+        seconds = (t - before) / 1000
+        if usual is not None and t - before > GAP_FACTOR * usual:
+            samples.append((t - usual, total))
+            seconds = usual / 1000
+        total += rate * seconds
+        samples.append((t, total))
+    return samples
+
+
+def usual_interval_ms(points: Sequence[Point]) -> int | None:
+    """The median spacing of the points, or None when there are too few to tell."""
+    gaps = [b[0] - a[0] for a, b in pairwise(points)]
+    if len(gaps) < MIN_INTERVALS:
+        return None
+    return int(statistics.median(gaps))
+
+
+def running_sum(points: Sequence[Point]) -> list[Point]:
+    """A counter of per-interval counts: at each line, the sum of the counts printed so far."""
+    times = [t for t, _ in points]
+    return list(zip(times, accumulate(v for _, v in points)))

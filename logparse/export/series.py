@@ -1,0 +1,160 @@
+"""One run's metric series: each catalog metric its log supports, as time-ordered samples."""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from logparse.emulate.eras import parse_version
+from logparse.export.catalog import CATALOG, Era, Metric, MetricType, help_text
+from logparse.export.counters import Point, integrate_rates, running_sum
+from logparse.export.rows import aggregated_lines, era_rows, label_columns, label_name, untimed
+
+Labels = tuple[tuple[str, str], ...]
+ENGINE_ERAS: dict[str, tuple[Era, ...]] = {"vllm": ("vllm-v0", "vllm-v1"), "sglang": ("sglang",)}
+STATS_KINDS = ("engine_stats", "prefix_cache", "spec_decode", "decode_batch", "prefill_batch")
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One labelled series of a metric: (Unix ms, value) samples, time-ordered, one per timestamp."""
+
+    name: str
+    type: MetricType
+    help: str
+    labels: Labels
+    samples: tuple[Point, ...]
+
+
+@dataclass
+class RunSeries:
+    """Every series exported for one log, and what its log could not give."""
+
+    run: str
+    engine: str
+    version: str | None
+    model_name: str | None
+    series: list[Series] = field(default_factory=list)
+    untimed: int = 0                      # stats lines without a timestamp, not exported
+    aggregated: int = 0                   # vLLM `N Engines Aggregated` stats lines, not exported
+    unprinted: list[str] = field(default_factory=list)  # catalog metrics of its eras the log never printed
+
+
+def run_series(tables: Mapping[str, pl.DataFrame], *, engine: str, run: str,
+               model_name: str | None = None) -> RunSeries:
+    """The series of one log's event tables (`IngestResult.tables`), labelled with `run`.
+
+    `model_name` overrides the served model the log names (vLLM/SGLang `served_model_name`,
+    else the model); with neither, the ``model_name`` label is left out.
+    """
+    version = _config_value(tables, ("version",))
+    out = RunSeries(run=run, engine=engine, version=version,
+                    model_name=model_name or _config_value(tables, ("served_model_name", "model")),
+                    untimed=untimed(tables, STATS_KINDS), aggregated=aggregated_lines(tables))
+    base: Labels = (("model_name", out.model_name),) if out.model_name else ()
+    for era in ENGINE_ERAS.get(engine, ()):
+        rows = {kind: era_rows(tables, era, kind) for kind in {m.table for m in CATALOG if m.era == era}}
+        for metrics in _by_name(m for m in CATALOG if m.era == era and _exported_in(m, version)):
+            frames = [f for f in (_value_rows(m, rows[m.table], version) for m in metrics) if f is not None]
+            if all(f.is_empty() for f in frames):
+                out.unprinted.extend(f"{m.name} ({m.table}.{m.column})" for m in metrics
+                                     if not rows[m.table].is_empty())
+                continue
+            out.series.extend(_series(metrics, pl.concat(frames, how="diagonal_relaxed"), base, run))
+    return out
+
+
+def _by_name(metrics: Iterable[Metric]) -> list[list[Metric]]:
+    """Catalog rows grouped by metric name (SGLang gauges are set by decode and prefill lines)."""
+    groups: dict[str, list[Metric]] = {}
+    for metric in metrics:
+        groups.setdefault(metric.name, []).append(metric)
+    return list(groups.values())
+
+
+def _value_rows(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.DataFrame | None:
+    """``t_ms``, ``line_no``, the era's label columns and ``value``: the lines that printed the field."""
+    values = None if rows.is_empty() else _values(metric, rows, version)
+    if values is None:
+        return None
+    return rows.select("t_ms", "line_no", *label_columns(metric.era), values.alias("value")).filter(
+        pl.col("value").is_not_null())
+
+
+def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -> list[Series]:
+    metric = metrics[0]
+    labels = label_columns(metric.era)
+    grouped: dict[Labels, list[Point]] = defaultdict(list)
+    for row in rows.sort("line_no").iter_rows(named=True):
+        key = (*base, *((label_name(k), str(row[k])) for k in labels if row[k] is not None), ("run", run))
+        grouped[key].append((row["t_ms"], float(row["value"])))
+    return [Series(metric.name, metric.type, help_text(metrics), key,
+                   tuple(_as_metric(metric, _one_per_timestamp(metric, points))))
+            for key, points in sorted(grouped.items())]
+
+
+def _values(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.Expr | None:
+    if metric.column not in rows.columns:
+        return None
+    col = pl.col(metric.column)
+    if metric.how == "percent":
+        return col / 100
+    if metric.how == "hit_ratio":
+        seen = pl.col("new_token") + pl.col("cached_token")
+        return pl.when(seen > 0).then(pl.col("cached_token") / seen)
+    if metric.absent_is_zero:
+        printed = rows[metric.column].null_count() < rows.height
+        return col.fill_null(0) if printed or _at_least(version, metric.first) else None
+    return col
+
+
+def _one_per_timestamp(metric: Metric, points: list[Point]) -> list[Point]:
+    """Lines stamped in the same second become one sample: a gauge keeps the last line's value,
+    a rate their mean, an interval count their sum, a running total the last."""
+    by_time: dict[int, list[float]] = defaultdict(list)
+    for t, v in points:
+        by_time[t].append(v)
+    merge = {"rate_integral": lambda vs: sum(vs) / len(vs), "interval_sum": sum}.get(metric.how, lambda vs: vs[-1])
+    return [(t, float(merge(vs))) for t, vs in sorted(by_time.items())]
+
+
+def _as_metric(metric: Metric, points: list[Point]) -> list[Point]:
+    if metric.how == "rate_integral":
+        return integrate_rates(points, hold_over_gaps=metric.era != "sglang")
+    if metric.how == "interval_sum":
+        return running_sum(points)
+    return points
+
+
+def _exported_in(metric: Metric, version: str | None) -> bool:
+    """False when the log's version is known to predate the metric or to have dropped it."""
+    parsed = _parsed(version)
+    if parsed is None:
+        return True
+    if metric.first and parsed < parse_version(metric.first):
+        return False
+    return not (metric.before and parsed >= parse_version(metric.before))
+
+
+def _at_least(version: str | None, first: str | None) -> bool:
+    parsed = _parsed(version)
+    return parsed is not None and first is not None and parsed >= parse_version(first)
+
+
+def _parsed(version: str | None) -> tuple[int, ...] | None:
+    try:
+        return None if version is None else parse_version(version)
+    except ValueError:
+        return None
+
+
+def _config_value(tables: Mapping[str, pl.DataFrame], columns: tuple[str, ...]) -> str | None:
+    config = tables.get("config")
+    for column in columns:
+        if config is not None and column in config.columns:
+            values = config[column].drop_nulls()
+            if len(values):
+                return str(values[0])
+    return None
