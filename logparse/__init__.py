@@ -6,7 +6,19 @@
 """
 from __future__ import annotations
 
-from logparse.pipeline import IngestResult, ingest
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from logparse.ingest import IngestResult, ingest
 
 __all__ = ["IngestResult", "ingest", "__version__"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use: `logparse --help` does not pay for polars and pyarrow.
+    if name in ("ingest", "IngestResult"):
+        from logparse import ingest as module
+
+        return getattr(module, name)
+    raise AttributeError(name)

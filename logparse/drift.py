@@ -1,4 +1,5 @@
-"""Coverage per rule family, and warnings that a log looks newer than the grammars.
+"""Coverage per rule family, and warnings that a log looks newer than the grammars (unparsed lines
+with a known message's anchor; stats keys no rule knows).
 
 Engines reword their lines every few releases. A rule matches the *whole* body, so a line of a
 new version (one more field, `,` for `.`) becomes `unparsed` rather than half-read. Such lines
@@ -14,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from logparse.check import matched_prefix
 from logparse.escape import for_terminal
-from logparse.grammar import Grammar, Rule, load_grammar
-from logparse.parse import UNPARSED, LineParser
+from logparse.grammar import UNPARSED, Grammar, Rule, StatsRule, load_grammar
+from logparse.grammar.check import matched_prefix
+from logparse.parse import LineParser
 
 if TYPE_CHECKING:
-    from logparse.pipeline import IngestResult
+    from logparse.ingest import IngestResult
 
 MIN_LINES = 3  # unparsed lines sharing an anchor before it is called drift
 MIN_MATCHED = 12  # characters the closest rule must match before a group counts as drift
@@ -82,10 +83,17 @@ class FamilyCoverage:
         return {**asdict(self), "coverage": self.coverage}
 
 
-def _anchored_rules(grammar: Grammar, engine: str) -> list[Rule]:
+def _anchor(rule: Rule | StatsRule) -> str:
+    """The literal that names a rule's lines: its first anchor, or a stats rule's first key."""
+    if isinstance(rule, StatsRule):
+        return rule.first[0] + ": "
+    return rule.anchors[0] if rule.anchors else ""
+
+
+def _anchored_rules(grammar: Grammar, engine: str) -> list[Rule | StatsRule]:
     if engine not in grammar.engines:
         return []
-    return [r for r in grammar.engines[engine].rules if r.anchors and r.anchors[0] and not r.fallback]
+    return [r for r in grammar.engines[engine].rules if _anchor(r) and not r.fallback]
 
 
 def _anchor_sets(unparsed: pl.DataFrame | pl.LazyFrame, anchors: Sequence[str]) -> pl.DataFrame:
@@ -135,10 +143,10 @@ def analyse(result: IngestResult, *,
     if rules and unparsed is not None and "raw" in _columns(unparsed) and not _is_empty(unparsed):
         # A rule's first anchor is its name-giving text ("Decode batch"); a new version may well
         # reword the others, so the first alone makes a line a near miss of the rule.
-        anchors = sorted({r.anchors[0] for r in rules})
+        anchors = sorted({_anchor(r) for r in rules})
         for row in _anchor_sets(unparsed, anchors).iter_rows(named=True):
             present = set(row["found"].split("\x00"))
-            candidates = [r for r in rules if r.anchors[0] in present]
+            candidates = [r for r in rules if _anchor(r) in present]
             if not candidates:
                 continue
             for kind in {r.kind for r in candidates}:
@@ -166,12 +174,12 @@ def analyse(result: IngestResult, *,
 
 
 def _closest(parser: LineParser, anchor: str, group: Mapping[str, Any]) -> DriftWarning:
-    best: tuple[int, Rule | None, str, int] = (-1, None, "", 0)
+    best: tuple[int, Rule | StatsRule | None, str, int] = (-1, None, "", 0)
     for line_no, raw in sorted(group["examples"])[:EXAMPLES]:
-        frame = parser.envelope(raw)
+        frame = parser.frame(raw)
         body = frame.body[:BODY_LIMIT]
         for rule in group["rules"]:
-            if rule.anchors[0] not in body:
+            if _anchor(rule) not in body or isinstance(rule, StatsRule):
                 continue
             pos = matched_prefix(rule.regex, body, full=True)
             if pos > best[0]:
@@ -188,11 +196,26 @@ def _closest(parser: LineParser, anchor: str, group: Mapping[str, Any]) -> Drift
     )
 
 
+def unknown_fields(result: IngestResult) -> list[dict[str, Any]]:
+    """Keys of stats lines no vocabulary knows (kept in `extra`), most frequent first."""
+    grammar = result.grammar or load_grammar()
+    engine = grammar.engines.get(result.engine)
+    titles = {r.name: (r.kind, r.description or r.name) for r in engine.rules} if engine else {}
+    out = []
+    for (rule, key), lines in sorted(result.extra_keys.items(), key=lambda kv: (-kv[1], kv[0])):
+        kind, _ = titles.get(rule, ("?", rule))
+        title = engine.title if engine else result.engine
+        out.append({"rule": rule, "kind": kind, "key": key, "lines": lines,
+                    "message": f"{title} {kind} ({rule}): unknown field {key!r} on {lines:,} lines (kept in "
+                               "the `extra` column; add it to the rule's keys to type it)"})
+    return out
+
+
 def drift_facts(result: IngestResult) -> dict[str, Any]:
-    """`coverage_by_family` and `drift` entries for the headline."""
+    """`coverage_by_family`, `drift` and `unknown_fields` entries for the headline."""
     families, warnings = analyse(result)
     return {"coverage_by_family": [f.as_dict() for f in families],
-            "drift": [w.as_dict() for w in warnings]}
+            "drift": [w.as_dict() for w in warnings], "unknown_fields": unknown_fields(result)}
 
 
 def render_drift(facts: Mapping[str, Any]) -> list[str]:
@@ -210,6 +233,8 @@ def render_drift(facts: Mapping[str, Any]) -> list[str]:
                        f"{f['typed']:,} typed ({rules}){miss}")
     for warning in facts.get("drift") or []:
         out.append(f"warning: {warning['message']}")
+    for unknown in facts.get("unknown_fields") or []:
+        out.append(f"note: {unknown['message']}")
     return [for_terminal(line) for line in out]
 
 

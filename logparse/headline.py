@@ -1,15 +1,17 @@
 """The headline facts of one ingested log: what `logparse ingest` prints after parsing."""
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any, TextIO
 
 import polars as pl
 
 from logparse.drift import drift_facts, render_drift
 from logparse.escape import for_terminal
-from logparse.pipeline import IngestResult
-from logparse.reader import ReadStats, read_problems
+from logparse.ingest import IngestResult
+from logparse.ingest.reader import ReadStats, read_problems
 
 
 Frame = pl.DataFrame | pl.LazyFrame
@@ -88,8 +90,10 @@ def _startup_tables(tables: Mapping[str, Frame], start: Any) -> dict[str, pl.Dat
     start-up kinds whole; of every other kind, only its (line_no, time) up to the ready line, and
     then only when that line has no time; and one row holding the log's first time.
     """
+    from logparse.analysis._frames import naive_utc
     from logparse.analysis.coldstart import ready_row
 
+    tables = naive_utc(tables)
     view = {kind: _lazy(frame).collect() for kind, frame in tables.items() if kind in STARTUP_KINDS}
     ready = ready_row(view)
     if ready is not None and ready["time_approx"]:
@@ -98,6 +102,7 @@ def _startup_tables(tables: Mapping[str, Frame], start: Any) -> dict[str, pl.Dat
                 view[kind] = (_lazy(frame).select("line_no", "time")
                               .filter(pl.col("line_no") <= ready["line_no"]).collect())
     if start is not None:
+        start = start.replace(tzinfo=None) if getattr(start, "tzinfo", None) else start
         # No line_no: `time_at_line` never picks it, `start_time` does.
         view["_start"] = pl.DataFrame({"line_no": [None], "time": [start]},
                                       schema={"line_no": pl.Int64(), "time": pl.Datetime("us")})
@@ -119,7 +124,7 @@ def startup(tables: Mapping[str, Frame], *, engine: str, start: Any = None) -> d
 def headline(result: IngestResult) -> dict[str, Any]:
     """Engine, version, span, ranks, line counts, coverage and the startup and trouble figures.
 
-    `result` may also be a streamed log whose tables are lazy scans (`fastpath.run.StreamedLog`).
+    `result` tables may be lazy scans of its Parquet files (`ingest.ingest_to_folder`).
     """
     t = result.tables
     start, end = _time_span(t)
@@ -170,6 +175,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
             "longest_line": result.stats.longest_line,
             "notes": list(result.stats.notes),
         },
+        "times": result.times.as_dict(),
         "startup": startup(t, engine=result.engine, start=start),
         "counts": {
             "oom": _count_rows(t, "oom"),
@@ -185,11 +191,27 @@ def headline(result: IngestResult) -> dict[str, Any]:
     }
 
 
+def time_basis(times: Mapping[str, Any]) -> str:
+    """How the log's times were made, in a few words (what was inferred, in which zone)."""
+    parts = []
+    if times.get("exact"):
+        parts.append(f"{times['exact']:,} lines with a zone (exact)")
+    if times.get("naive") or times.get("year_inferred") or times.get("date_inferred"):
+        parts.append(f"no zone printed: read as {times.get('zone', 'UTC')}")
+    if times.get("year_inferred"):
+        parts.append(f"year inferred for {times['year_inferred']:,} lines from {times.get('inferred_from')}")
+    if times.get("date_inferred"):
+        parts.append(f"date inferred for {times['date_inferred']:,} lines from {times.get('inferred_from')}")
+    if times.get("rollovers"):
+        parts.append(f"{times['rollovers']} year/day rollover(s)")
+    return "; ".join(parts) or "-"
+
+
 def no_content_of(lines: int, scores: Mapping[str, float]) -> str | None:
     """Why a log of `lines` lines, read with detection `scores`, names no engine, or None.
 
     An empty or blank input is read with a stand-in grammar and no detection scores
-    (`pipeline.choose_engine`): nothing in it names an engine. `EMPTY_FILE`, `BLANK_LINES_ONLY`.
+    (`ingest.run.choose_engine`): nothing in it names an engine. `EMPTY_FILE`, `BLANK_LINES_ONLY`.
     """
     if not lines:
         return EMPTY_FILE
@@ -224,6 +246,7 @@ def render_headline(facts: Mapping[str, Any]) -> str:
                    + (f" ({why})" if why else "")),
         ("model", _fmt(facts["model"])),
         ("time span", f"{_fmt(facts['start'])} .. {_fmt(facts['end'])} ({_fmt(facts['duration_s'], 's')})"),
+        ("times", time_basis(facts.get("times") or {})),
         ("ranks", ", ".join(facts["ranks"]) or "-"),
         ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
         ("weights", f"{_fmt(s['weights_gib'], 'GiB')}, loaded in {_fmt(s['weight_load_s'], 's')}"),
@@ -256,3 +279,76 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         out.extend(f"  {for_terminal(k):<{kw}}  {v:>10,}" for k, v in kinds.items())
     out.extend(render_drift(facts))
     return "\n".join(out)
+
+
+def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: bool = False, engine: str = "auto",
+                     year: int | None = None, tz: str | None = None, patterns: Sequence[str | Path] = (),
+                     reference: bool = False, jobs: int | None = None, jsonl: TextIO | None = None,
+                     on_headline: Callable[[dict[str, Any]], None] | None = None,
+                     on_error: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Ingest `logs` (files, folders, globs, `-`) and give each log's headline facts, in order.
+
+    One log goes to `out/<kind>.parquet`; several to a dataset `out/run=<name>/kind=<kind>/`; without
+    `out` the tables go to a scratch folder that is removed. With `jsonl`, every event is also
+    written there as a JSON line (logs one after another). Raises `PartialFailure` when some logs
+    could not be read (after the others are done)."""
+    import tempfile
+
+    from logparse.ingest import Job, failures, ingest_many, ingest_to_folder
+    from logparse.ingest.progress import Progress, wanted
+    from logparse.ingest.reader import input_size
+    from logparse.ingest.sinks import JsonlSink
+    from logparse.store import expand_inputs, output_folder, remove_tree, run_names
+
+    files, several = expand_inputs(logs)
+    facts: list[dict[str, Any]] = []
+
+    def done(result: Any) -> None:
+        shown = headline(result)
+        facts.append(shown)
+        if on_headline is not None:
+            on_headline(shown)
+
+    scratch = Path(tempfile.mkdtemp(prefix="logparse-")) if out is None else None
+    try:
+        folder_cm = output_folder(out, force=force, sources=files) if out is not None else nullcontext(scratch)
+        with folder_cm as folder:
+            assert folder is not None
+            if not several or jsonl is not None:
+                for log, name in zip(files, run_names(files)):
+                    target = folder / f"run={name}" if several else folder
+                    bar = Progress() if wanted(input_size(log)) else None
+                    try:
+                        done(ingest_to_folder(log, target, engine=engine, year=year, tz=tz, patterns=patterns,
+                                              reference=reference, workers=jobs, layout="hive" if several else "flat",
+                                              extra_sink=None if jsonl is None else JsonlSink(jsonl), progress=bar))
+                    finally:
+                        if bar is not None:
+                            bar.close()
+                return facts
+            names = run_names(files)
+            todo = [Job(log=f, run=n, folder=folder / f"run={n}", engine=engine, year=year, tz=tz,
+                        patterns=tuple(str(p) for p in patterns), reference=reference) for f, n in zip(files, names)]
+            pending: dict[int, Any] = {}
+            shown = 0
+
+            def finished(i: int, job_result: Any) -> None:
+                nonlocal shown
+                pending[i] = job_result
+                while shown in pending:
+                    item = pending.pop(shown)
+                    if item.error:
+                        if on_error is not None:
+                            on_error(f"{item.job.log}: {item.error} (skipped)")
+                    else:
+                        done(item.result)
+                    shown += 1
+
+            results = ingest_many(todo, parallel=jobs, on_done=finished)
+        problem = failures(results)
+        if problem is not None:
+            raise problem
+        return facts
+    finally:
+        if scratch is not None:
+            remove_tree(scratch)

@@ -200,7 +200,7 @@ def test_ingest_jsonl_into_head_exits_141_quietly(tmp_path: Path) -> None:
 
 
 def test_broken_pipe_inside_a_command_is_status_141(vllm_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import logparse.commands.ingest as ingest_module
+    import logparse.cli.ingest as ingest_module
 
     def closed(_facts: object) -> str:
         raise BrokenPipeError(32, "Broken pipe")

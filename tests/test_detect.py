@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from logparse.detect import detect_engine, score
+from logparse.ingest.detect import detect_engine, score
 from logparse.errors import EngineNotDetected
 
 from conftest import FIXTURES, REAL_LOGS

@@ -24,7 +24,7 @@ from logparse.fastpath.jsonl import JsonlOutput, dumps, encode, unfaithful
 from logparse.fastpath.plan import FAST_KINDS
 from logparse.fastpath.stream import stream_log
 from logparse.grammar import load_grammar
-from logparse.pipeline import ingest
+from logparse.ingest import ingest
 
 from conftest import FIXTURES, REAL_LOGS
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from logparse.check import check_files, check_grammar, matched_prefix
+from logparse.grammar.check import check_files, check_grammar, matched_prefix
 from logparse.cli import cli
 from logparse.grammar import builtin_files, patterns_dir
 

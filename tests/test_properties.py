@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from logparse.grammar import load_grammar
 from logparse.parse import LineParser
-from logparse.reader import iter_lines
+from logparse.ingest.reader import iter_lines
 
 from conftest import REAL_LOGS
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from logparse.errors import InputError
-from logparse.reader import ReadStats, iter_lines, read_lines
+from logparse.ingest.reader import ReadStats, iter_lines, read_lines
 
 
 class Dribble(io.RawIOBase):

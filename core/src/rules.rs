@@ -139,6 +139,7 @@ pub struct StatsRule {
     search_title_fields: Vec<FieldGroups>,
     message_group: usize,
     require: Vec<String>,
+    unless: Vec<String>,
     keys: FxHashMap<String, StatsKey>,
     key_patterns: Vec<StatsKey>,
     constants: Vec<(usize, Value)>,
@@ -232,7 +233,8 @@ impl Rule {
                 })
             }
             spec::Rule::Stats {
-                name, kind, levels, title, search_title, first, require, keys, key_patterns, constants, types,
+                name, kind, levels, title, search_title, first, require, unless, keys, key_patterns, constants,
+                types,
             } => {
                 let layout = layout_of(kind)?;
                 let types = types_of(types)?;
@@ -269,6 +271,7 @@ impl Rule {
                     title: title_c,
                     search_title: search_c,
                     require: require.clone(),
+                    unless: unless.clone(),
                     keys: keys.iter().map(|e| Ok((e.key.clone(), entry(e)?))).collect::<Result<_, String>>()?,
                     key_patterns: key_patterns.iter().map(entry).collect::<Result<_, _>>()?,
                     constants: constants_of(constants, layout, &types),
@@ -421,7 +424,8 @@ impl StatsRule {
 
     fn pairs(&self, text: &str, fields: &mut Fields, from_title: Vec<(usize, Value)>) -> Option<Fields> {
         let pairs = read_pairs(text)?;
-        if self.require.iter().any(|k| !pairs.iter().any(|(key, _)| key == k)) {
+        if self.require.iter().any(|k| !pairs.iter().any(|(key, _)| key == k))
+            || self.unless.iter().any(|k| pairs.iter().any(|(key, _)| key == k)) {
             return None;
         }
         let mut from_line: Vec<usize> = Vec::with_capacity(pairs.len() + from_title.len());

@@ -72,6 +72,7 @@ pub enum Rule {
         search_title: Pattern,
         first: Vec<String>,
         require: Vec<String>,
+        unless: Vec<String>,
         keys: Vec<StatsEntry>,
         key_patterns: Vec<StatsEntry>,
         constants: BTreeMap<String, serde_json::Value>,

@@ -14,6 +14,18 @@ COMMON = {
 }
 
 
+def naive_utc(tables: Mapping[str, pl.DataFrame | pl.LazyFrame]) -> dict[str, pl.DataFrame | pl.LazyFrame]:
+    """The tables with `time` as naive UTC: the analysis reasons in UTC; the tables store it zoned."""
+    out: dict[str, pl.DataFrame | pl.LazyFrame] = {}
+    for kind, frame in tables.items():
+        schema = frame.schema if isinstance(frame, pl.DataFrame) else frame.collect_schema()
+        dtype = schema.get("time")
+        if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None:
+            frame = frame.with_columns(pl.col("time").dt.convert_time_zone("UTC").dt.replace_time_zone(None))
+        out[kind] = frame
+    return out
+
+
 def table(tables: Mapping[str, pl.DataFrame], kind: str, columns: Mapping[str, pl.DataType]) -> pl.DataFrame:
     """The `kind` table with at least the common columns and `columns` (missing ones all null).
 

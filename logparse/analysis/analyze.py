@@ -10,9 +10,9 @@ import polars as pl
 
 from logparse.analysis import coldstart, diagnostics, phases as phases_mod, prefill as prefill_mod
 from logparse.analysis import samples as samples_mod, spec as spec_mod, windows as windows_mod
-from logparse.analysis._frames import first_non_null, rank_index, table
+from logparse.analysis._frames import first_non_null, naive_utc, rank_index, table
 from logparse.errors import InputError
-from logparse.reader import ReadStats
+from logparse.ingest.reader import ReadStats
 
 
 @dataclass
@@ -78,6 +78,7 @@ def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = ""
 
     if engine not in ("vllm", "sglang"):
         raise InputError(f"{source or 'log'}: post-mortem analysis supports vllm and sglang logs, not {engine!r}")
+    tables = naive_utc(tables)  # type: ignore[assignment]
     startup = coldstart.startup_figures(tables, engine=engine)
     ranks = samples_mod.rank_samples(tables, engine=engine, pool_tokens=startup["kv_pool_tokens"])
     samples = samples_mod.decode_samples(ranks)
@@ -144,7 +145,7 @@ def analyze_log(path: str | Path, *, engine: str = "auto", year: int | None = No
                 idle_gap_s: float | None = None, min_samples: int = 3,
                 min_duration_s: float = 20.0, spec_tokens: int | None = None) -> Analysis:
     """Ingest a log file and analyse it (see `analyze`)."""
-    from logparse.pipeline import ingest
+    from logparse.ingest import ingest
 
     result = ingest(path, engine=engine, year=year, patterns=patterns)
     return analyze(result.tables, engine=result.engine, source=result.source, concurrency=concurrency,

@@ -33,7 +33,7 @@ import polars as pl
 
 from logparse.analysis._frames import table
 from logparse.analysis.phases import assign_phase_by_time
-from logparse.reader import ReadStats, read_problems
+from logparse.ingest.reader import ReadStats, read_problems
 
 DIAGNOSTIC_SCHEMA: dict[str, pl.DataType] = {
     "code": pl.String(),

@@ -26,7 +26,7 @@ from logparse.analysis.summary import summary_dict
 from logparse.analysis.text import fmt, render_table, tokens_label
 from logparse.errors import LogparseError
 from logparse.escape import for_terminal
-from logparse.fastpath.dataset import is_table_folder, runs_of
+from logparse.store import is_table_folder, runs_of
 
 PROGRESS_MIN_RUNS = 4  # fewer runs finish before "run k/N" lines are worth printing
 RUN_PREFIX = "run="
@@ -372,7 +372,7 @@ def remove_stale_runs(out: Path, previous: Sequence[str], runs: Sequence[RunSumm
     `write_tables`/`table_folder` keep what they do not know as the user's; these folders are ours
     (`previous_out_names`), and left behind they would pass for runs of the new dataset.
     """
-    from logparse.tables import remove_tree
+    from logparse.store import remove_tree
 
     written = {r.out_name for r in runs if r.summary is not None}
     stale = [out / name for name in previous

@@ -116,7 +116,7 @@ def _stats_spec(grammar: Grammar, rule: StatsRule, problems: dict[str, str]) -> 
         "levels": None if rule.levels is None else sorted(rule.levels),
         "title": _compiled(rule.title_regex, "title", problems, "full"),
         "search_title": _rust(rule.title, "title (search)", problems, mode="search"),
-        "first": list(rule.first), "require": list(rule.require),
+        "first": list(rule.first), "require": list(rule.require), "unless": list(rule.unless),
         "keys": [entry(e, f"key {e.key!r}") for e in rule.keys.values()],
         "key_patterns": [entry(e, f"key pattern {i + 1}") for i, e in enumerate(rule.key_patterns)],
         "constants": dict(rule.constants), "types": _types(grammar, rule),

@@ -27,7 +27,7 @@ FILE_KEYS = frozenset({"engine", "title", "defs", "detect", "kinds", "rule", "to
                        "levels", "months", "untyped_levels", "description", "source"})
 RULE_KEYS = frozenset({"name", "kind", "anchor", "unless", "find", "regex", "levels", "fallback", "set", "types", "derive",
                        "source", "description", "sample"})
-STATS_KEYS = frozenset({"name", "kind", "title", "first", "require", "keys", "key", "levels", "set", "types",
+STATS_KEYS = frozenset({"name", "kind", "title", "first", "require", "unless", "keys", "key", "levels", "set", "types",
                         "source", "description", "sample"})
 STATS_ENTRY_KEYS = frozenset({"field", "unit", "value", "pattern"})
 TOKEN_KEYS = frozenset({"name", "regex", "partial", "source", "description", "sample"})
@@ -100,6 +100,7 @@ class _Loader:
         self.rules: dict[str, list[AnyRule]] = {}
         self.titles: dict[str, str] = {}
         self.markers: dict[str, list[str]] = {}
+        self.signatures: dict[str, list[regex.Pattern[str]]] = {}
         self.untyped: dict[str, set[str]] = {}
         self.engine_files: dict[str, list[Path]] = {}
         self.defs: dict[str, str] = {}
@@ -169,8 +170,12 @@ class _Loader:
         if "title" in data:
             self.titles[engine] = str(data["title"])
         detect = data.get("detect", {})
-        self.unknown_keys(path, "detect", detect, frozenset({"markers"}))
+        self.unknown_keys(path, "detect", detect, frozenset({"markers", "signatures"}))
         self.markers.setdefault(engine, []).extend(str(m) for m in detect.get("markers", []))
+        for j, source in enumerate(detect.get("signatures", [])):
+            compiled = self.compile(path, f"detect signature {j + 1}", source, defs)
+            if compiled is not None:
+                self.signatures.setdefault(engine, []).append(compiled[1])
         self.untyped.setdefault(engine, set()).update(str(x).upper() for x in data.get("untyped_levels", []))
         for i, item in enumerate(data.get("rule", [])):
             rule = self._load_any_rule(path, engine, i, item, defs)
@@ -353,7 +358,7 @@ class _Loader:
         if title is None or common is None or not first:
             return None
         return StatsRule(name=name, engine=engine, title=title[0], title_regex=title[1], first=first,
-                         require=require, keys=keys, key_patterns=tuple(patterns), samples=samples, file=path,
+                         require=require, unless=_strings(item.get("unless", ())), keys=keys, key_patterns=tuple(patterns), samples=samples, file=path,
                          **common)
 
     def _stats_entry(self, path: Path, where: str, key: str, spec: Any, defs: Mapping[str, str],
@@ -395,6 +400,7 @@ class _Loader:
             engines[engine] = EngineGrammar(
                 name=engine, title=self.titles.get(engine, engine), files=tuple(self.engine_files[engine]),
                 rules=tuple(ordered), markers=tuple(dict.fromkeys(self.markers.get(engine, []))),
+                signatures=tuple(self.signatures.get(engine, [])),
                 untyped_levels=frozenset(self.untyped.get(engine, set())))
         self._check_unique_names("token", [t.name for t in self.tokens])
         self._check_unique_names("stamp", [s.name for s in self.stamps])

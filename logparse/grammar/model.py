@@ -186,6 +186,7 @@ class StatsRule:
     title_regex: regex.Pattern[str]
     first: tuple[str, ...]
     require: tuple[str, ...]
+    unless: tuple[str, ...]  # keys whose presence rules the line out
     keys: Mapping[str, StatsKey]
     key_patterns: tuple[StatsKey, ...]
     samples: tuple[Sample, ...]
@@ -231,6 +232,7 @@ class EngineGrammar:
     rules: tuple[AnyRule, ...]
     markers: tuple[str, ...] = ()
     untyped_levels: frozenset[str] = frozenset()
+    signatures: tuple[regex.Pattern[str], ...] = ()  # line shapes only this engine prints (detection)
 
     @property
     def stats_rules(self) -> tuple[StatsRule, ...]:

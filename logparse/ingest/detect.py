@@ -1,8 +1,9 @@
 """Which engine wrote a log: a score in [0, 1] per engine, from the head of the log.
 
 As in Pygments' `analyse_text`: a marker line settles it (1.0); otherwise the score is the share
-of non-empty head lines that the engine's grammar types as a kind both engines do not share
-(request and warning lines are no evidence). Scoring never raises.
+of non-empty head lines that show one of the engine's `signatures` (its logger's line shape) or
+that its grammar types (a kind every engine types counts half; request and warning lines are no
+evidence). Scoring never raises.
 """
 from __future__ import annotations
 
@@ -28,10 +29,25 @@ def score(grammar: Grammar, engine: str, head: Sequence[str]) -> float:
         if any(marker in line for line in lines for marker in markers):
             return 1.0
         parser = LineParser(grammar, engine)
-        hits = sum(parser.parse(i, line)["kind"] not in GENERIC_KINDS for i, line in enumerate(lines, 1))
+        signatures = grammar.engines[engine].signatures
+        shared = _shared_kinds(grammar)
+        hits = 0.0
+        for i, line in enumerate(lines, 1):
+            if any(s.search(line[:4096]) for s in signatures):
+                hits += 1
+                continue
+            kind = parser.parse(i, line)["kind"]
+            if kind not in GENERIC_KINDS:
+                hits += 0.5 if kind in shared else 1.0
         return max(0.0, min(1.0, hits / len(lines)))
     except Exception:  # noqa: BLE001 - detection must never fail a run (pygments semantics)
         return 0.0
+
+
+def _shared_kinds(grammar: Grammar) -> set[str]:
+    """Kinds every engine's grammar types (an OOM line is evidence, but of no engine in particular)."""
+    per_engine = [{r.kind for r in e.rules} for e in grammar.engines.values()]
+    return set.intersection(*per_engine) if len(per_engine) > 1 else set()
 
 
 def scores(grammar: Grammar, head: Sequence[str]) -> dict[str, float]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from logparse.grammar import Grammar, load_grammar
 from logparse.mining.drain import Cluster, TemplateMiner
-from logparse.parse import UNPARSED, LineParser
-from logparse.pipeline import choose_engine
-from logparse.reader import ReadStats, describe, read_lines
+from logparse.grammar import UNPARSED
+from logparse.parse import LineParser
+from logparse.ingest.reader import ReadStats, describe, read_lines
 
 
 @dataclass
@@ -31,8 +31,16 @@ def mine_unparsed(path: str | Path, *, engine: str = "auto", patterns: Sequence[
     grammar = load_grammar(patterns)
     stats = ReadStats()
     name = describe(path)
-    lines = read_lines(path, stats)
-    engine, _, lines = choose_engine(grammar, engine, lines, name)
+    from logparse.ingest.detect import HEAD_LINES
+    from logparse.ingest.run import choose_engine
+
+    head: list[tuple[int, str]] = []
+    for item in read_lines(path, ReadStats()):
+        head.append(item)
+        if sum(bool(t.strip()) for _, t in head) >= HEAD_LINES:
+            break
+    engine, _ = choose_engine(grammar, engine, head, name)
+    lines = read_lines(path, stats) if str(path) != "-" else iter(head)
     parser = LineParser(grammar, engine)
     miner = miner or TemplateMiner()
     total = 0
@@ -40,8 +48,8 @@ def mine_unparsed(path: str | Path, *, engine: str = "auto", patterns: Sequence[
         total += 1
         if parser.parse(line_no, text)["kind"] != UNPARSED:
             continue
-        frame = parser.envelope(text)
-        miner.add(line_no, text, frame.body, frame.envelope)
+        frame = parser.frame(text)
+        miner.add(line_no, text, frame.body, frame.notes[-1].source if frame.notes else "")
     return UnknownLines(name, engine, total, miner.lines, miner.clusters(), stats, grammar)
 
 

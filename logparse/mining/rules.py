@@ -17,7 +17,7 @@ from typing import Any
 
 import regex
 
-from logparse.check import TIME_BUDGET_S, pathological_inputs
+from logparse.grammar.check import TIME_BUDGET_S, pathological_inputs
 from logparse.escape import for_terminal
 from logparse.grammar import COMMON_FIELDS, ENVELOPE_GROUPS, REGEX_FLAGS, FieldType, Grammar
 from logparse.mining.drain import MINE_LIMIT, Cluster
@@ -44,7 +44,6 @@ class Suggestion:
     regex: str = ""
     types: dict[str, FieldType] = field(default_factory=dict)
     expect: dict[str, Any] = field(default_factory=dict)
-    envelopes: list[str] = field(default_factory=list)
     problem: str = ""
     strict: bool = False  # wildcards were replaced by the example's text to keep rules disjoint
 
@@ -186,7 +185,7 @@ def suggest(clusters: Sequence[Cluster], grammar: Grammar, engine: str) -> list[
     parser = LineParser(grammar, engine)
     taken_kinds = set(grammar.kinds)
     taken_rules = {r.name for r in grammar.engines[engine].rules}
-    builtin_bodies = [(r.name, parser.envelope(s.line))
+    builtin_bodies = [(r.name, parser.frame(s.line))
                       for r in grammar.engines[engine].rules for s in r.samples]
     suggestions: list[Suggestion] = []
     for cluster in clusters:
@@ -204,8 +203,6 @@ def suggest(clusters: Sequence[Cluster], grammar: Grammar, engine: str) -> list[
         slug = _slug(cluster.literal_text())
         s.kind = _unique(f"new_{slug}", taken_kinds)
         s.name = _unique(f"{s.kind}_v1", taken_rules)
-        if cluster.example.envelope and "" not in cluster.envelopes:
-            s.envelopes = sorted(cluster.envelopes)
         _fill(s, parser, strict=False)
     # Rules must be disjoint: no suggested rule may read another rule's sample.
     for s in suggestions:
@@ -231,7 +228,7 @@ def _unique(base: str, taken: set[str]) -> str:
 
 
 def _frame(parser: LineParser, raw: str) -> Any:
-    return parser.envelope(raw)
+    return parser.frame(raw)
 
 
 def _fill(s: Suggestion, parser: LineParser, *, strict: bool) -> bool:
@@ -247,7 +244,7 @@ def _fill(s: Suggestion, parser: LineParser, *, strict: bool) -> bool:
     except regex.error as exc:  # pragma: no cover - the builder escapes every literal
         s.problem = f"the suggested regex does not compile: {exc}"
         return False
-    frame = parser.envelope(s.cluster.example.raw)
+    frame = parser.frame(s.cluster.example.raw)
     m = compiled.fullmatch(frame.body, timeout=TIME_BUDGET_S)
     if m is None:
         s.problem = "the suggested regex does not read its own example"
@@ -267,8 +264,6 @@ def _fill(s: Suggestion, parser: LineParser, *, strict: bool) -> bool:
 def _reads_any(s: Suggestion, frames: Iterable[tuple[str, Any]]) -> bool:
     compiled = regex.compile(s.regex, REGEX_FLAGS)
     for _, frame in frames:
-        if s.envelopes and frame.envelope not in s.envelopes:
-            continue
         if s.anchor not in frame.body:
             continue
         try:
@@ -320,8 +315,6 @@ def render_rules(suggestions: Sequence[Suggestion], engine: str, source: str) ->
         out.append(f"name = {toml_string(s.name)}")
         out.append(f"kind = {toml_string(s.kind)}")
         out.append(f"anchor = {toml_string(s.anchor)}")
-        if s.envelopes:
-            out.append("envelopes = [" + ", ".join(toml_string(e) for e in s.envelopes) + "]")
         if s.types:
             out.append("types = { " + ", ".join(f"{k} = {toml_string(v)}" for k, v in s.types.items()) + " }")
         literal = "'''" not in s.regex and not s.regex.endswith("'")

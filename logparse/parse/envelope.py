@@ -38,6 +38,7 @@ class Note:
     rank: str | None = None
     pid: int | None = None
     task: str | None = None
+    source: str = ""  # the token (or "record") that told it
 
 
 @dataclass
@@ -57,7 +58,8 @@ def note_of(token: Token, m: regex.Match[str], levels: dict[str, str] | None = N
     groups = m.groupdict()
     pid = groups.get("pid")
     return Note(ts=groups.get("ts") or None, level=normal_level(groups.get("level"), levels),
-                rank=groups.get("rank"), pid=int64(int(pid)) if pid else None, task=groups.get("task"))
+                rank=groups.get("rank"), pid=int64(int(pid)) if pid else None, task=groups.get("task"),
+                source=token.name)
 
 
 def normal_level(level: str | None, levels: dict[str, str] | None) -> str | None:
@@ -123,7 +125,7 @@ class Peeler:
                 record = read_record(text[pos:].rstrip(BLANKS), self.envelope.container)
                 if record is not None:
                     frame.notes.append(Note(ts=record.ts, level=normal_level(record.level, self.levels),
-                                            rank=record.rank, pid=record.pid))
+                                            rank=record.rank, pid=record.pid, source="record"))
                     frame.outer = len(frame.notes)
                     message = record.message.replace("\r\n", "\r").replace("\n", "\r")
                     return strip_ansi(message), 0, records + 1, True

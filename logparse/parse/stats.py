@@ -71,9 +71,10 @@ class StatsReader:
         return None
 
     def read(self, pairs: Pairs, title: regex.Match[str] | None) -> tuple[dict[str, Any], list[tuple[str, str]]] | None:
-        """Fields and extra pairs of a line, or None when a required key is missing."""
+        """Fields and extra pairs of a line, or None when a required key is missing or an `unless`
+        key is present."""
         present = {key for key, _ in pairs}
-        if any(key not in present for key in self.rule.require):
+        if any(key not in present for key in self.rule.require) or any(key in present for key in self.rule.unless):
             return None
         fields: dict[str, Any] = dict(self.rule.constants)
         from_line: set[str] = set()

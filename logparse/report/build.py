@@ -141,7 +141,7 @@ def load_runs(
     could be read. `engine` is `auto` or the engine that wrote every log file."""
     from logparse.analysis.analyze import analyze
     from logparse.headline import no_content_of
-    from logparse.pipeline import ingest
+    from logparse.ingest import ingest
 
     runs: list[R.LogRun] = []
     notes: list[Note] = []

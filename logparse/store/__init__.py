@@ -6,8 +6,8 @@ from logparse.store.folder import MARKER_FILE, STATS_FILE, marker_sources, outpu
 from logparse.store.info import load_info, save_info
 from logparse.store.runs import expand_inputs, run_name, run_names
 from logparse.store.tables import (TableWriter, is_table_folder, part_file, read_tables, runs_of, scan_tables,
-                                   table_paths)
+                                   table_paths, write_tables)
 
 __all__ = ["MARKER_FILE", "STATS_FILE", "TableWriter", "expand_inputs", "is_table_folder", "load_info",
            "marker_sources", "output_folder", "part_file", "read_tables", "remove_tree", "run_name", "run_names",
-           "runs_of", "save_info", "scan_tables", "source_id", "table_paths", "writing"]
+           "runs_of", "save_info", "scan_tables", "source_id", "table_paths", "write_tables", "writing"]

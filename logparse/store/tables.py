@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -205,3 +205,14 @@ def scan_tables(folder: Path, kinds: Sequence[str] | None = None) -> dict[str, p
 def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
     """Every kind's table in `folder`, read whole."""
     return {kind: pl.read_parquet(files, glob=False) for kind, files in sorted(table_paths(folder).items())}
+
+
+def write_tables(tables: Mapping[str, pl.DataFrame], out: Path, *, force: bool = False,
+                 sources: Sequence[str] | None = None) -> list[Path]:
+    """Write `out/<kind>.parquet` for each frame, the folder replaced whole (see `output_folder`)."""
+    from logparse.store.folder import output_folder
+
+    with output_folder(out, force=force, sources=sources) as tmp:
+        for kind, frame in tables.items():
+            frame.write_parquet(tmp / f"{kind}.parquet", compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+    return [out / f"{kind}.parquet" for kind in tables]

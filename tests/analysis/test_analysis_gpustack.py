@@ -129,7 +129,7 @@ def test_summary_startup_prefill_spec_and_diagnostics_follow_the_truth(
 
 
 def test_runtime_jit_compiles_are_counted(gpustack: dict[tuple[str, str], tuple[Path, dict[str, Any]]]) -> None:
-    from logparse.pipeline import ingest
+    from logparse.ingest import ingest
 
     for run in RUNS:
         log, truth = gpustack[run]

@@ -16,7 +16,7 @@ from logparse.analysis.fleet import FLEET_SCHEMA, fleet_row, render_fleet
 from logparse.analysis.summary import render_summary
 from logparse.analysis.windows import mark_stable, no_window_reasons
 from cli_checks import empty_log, invoke  # noqa: F401 (empty_log: a pytest fixture)
-from logparse.pipeline import ingest
+from logparse.ingest import ingest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 VLLM_64K = FIXTURES / "vllm" / "gpustack-64k.log"

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from logparse.emulate import LogStyle, RunParams, emulate
-from logparse.emulate.cli import emulate_command
+from logparse.cli.emulate import emulate_command
 from logparse.emulate.presets import gpustack, scenarios
 
 SCENARIOS = scenarios()

@@ -5,7 +5,7 @@ import click
 from click.testing import CliRunner
 
 from logparse.cli import cli
-from logparse.emulate.cli import emulate_command
+from logparse.cli.emulate import emulate_command
 from logparse.emulate.eras import SGLANG_ERAS, VLLM_ERAS
 from logparse.emulate.presets import PRESETS, scenarios
 

@@ -25,7 +25,7 @@ import emulate_grammar as G  # noqa: E402
 from dp_helpers import FAST, STARTUP, analyse, assert_windows_match_the_truth, window  # noqa: E402
 
 from logparse.emulate import VLLM_ERAS, EmulatedRun, LogStyle, PhaseParams, RunParams, emulate  # noqa: E402
-from logparse.pipeline import ingest  # noqa: E402
+from logparse.ingest import ingest  # noqa: E402
 
 AGGREGATING_ERAS = [e.name for e in VLLM_ERAS if e.aggregate_logging]
 STATS_MSG = re.compile(r"\[loggers\.py:\d+\] (?P<msg>(?:\d+ Engines Aggregated|Engine \d{3}): Avg prompt.*)$")

@@ -29,7 +29,7 @@ from export_inputs import emulated_logs, prometheus_server_binary, promtool, rea
 import logparse
 from logparse.cli import cli
 from logparse.export.catalog import CATALOG, Metric
-from logparse.export.cli import run_labels
+from logparse.cli.export import run_labels
 
 pytestmark = pytest.mark.slow
 READY_WITHIN_S = 60

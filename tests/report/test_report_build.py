@@ -175,7 +175,7 @@ def test_cli_report_command(gpustack_logs: list[Path], bench_file: Path, tmp_pat
 
 
 def test_cli_needs_an_input(tmp_path: Path) -> None:
-    from logparse.report.cli import report_command
+    from logparse.cli.report import report_command
 
     result = CliRunner().invoke(report_command, ["-o", str(tmp_path)])
     assert result.exit_code == 2 and "at least one LOG" in result.output

@@ -9,8 +9,8 @@ from unittest import mock
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from logparse import reader
-from logparse.reader import Block, ReadStats, _decode, iter_blocks, iter_lines
+from logparse.ingest import reader
+from logparse.ingest.reader import Block, ReadStats, _decode, iter_blocks, iter_lines
 
 
 class Dribble(io.RawIOBase):

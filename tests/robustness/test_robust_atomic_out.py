@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from logparse.cli import cli
-from logparse.reader import STATS_FILE
-from logparse.tables import MARKER_FILE, write_tables
+from logparse.store import STATS_FILE
+from logparse.store import MARKER_FILE, write_tables
 
 STATS = ("(APIServer pid=719) INFO 06-05 14:58:56 [loggers.py:271] Engine 000: Avg prompt throughput: 2870.5 "
          "tokens/s, Avg generation throughput: 0.8 tokens/s, Running: 10 reqs, Waiting: 0 reqs, GPU KV cache "
@@ -106,7 +106,7 @@ def test_out_inside_a_missing_folder_and_a_file_in_the_way(tmp_path: Path) -> No
 
 
 def _write(out: Path, sources: list[str], *, force: bool = False) -> None:
-    from logparse.tables import table_folder
+    from logparse.store import output_folder as table_folder
 
     with table_folder(out, force=force, sources=sources) as tmp:
         pl.DataFrame({"x": [len(sources)]}).write_parquet(tmp / "engine_stats.parquet")
@@ -114,7 +114,7 @@ def _write(out: Path, sources: list[str], *, force: bool = False) -> None:
 
 def test_out_of_other_logs_is_refused_and_kept(tmp_path: Path) -> None:
     from logparse.errors import InputError
-    from logparse.tables import marker_sources, source_id
+    from logparse.store import marker_sources, source_id
 
     out = tmp_path / "out"
     _write(out, ["a.log", "b.log"])

@@ -20,10 +20,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from logparse import reader
+from logparse.ingest import reader
 from logparse.cli import cli
-from logparse.pipeline import ingest
-from logparse.reader import ReadStats, iter_lines, read_lines
+from logparse.ingest import ingest
+from logparse.ingest.reader import ReadStats, iter_lines, read_lines
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -89,7 +89,7 @@ def test_the_cap_is_exact_whatever_the_block_boundaries(monkeypatch: pytest.Monk
 
 PEAK_RSS_SCRIPT = (
     "import sys\n"
-    "from logparse import reader\n"
+    "from logparse.ingest import reader\n"
     "reader.MAX_LINE_BYTES = 4 << 20  # a small cap keeps CI light; the reader test uses the real one\n"
     "from logparse.cli import main\n"
     "try:\n"

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from logparse.cli import cli
 from logparse.mining.drain import TemplateMiner
 from logparse.mining.masking import mask_body
-from logparse.pipeline import ingest
+from logparse.ingest import ingest
 
 REAL_LOGS = Path(__file__).resolve().parents[3] / "shared" / "real-logs"
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from logparse.cli import cli
 from logparse.grammar import load_grammar
-from logparse.pipeline import ingest
+from logparse.ingest import ingest
 
 # SGLang's 0.4 decode line (sglang-log-formats.md §3) as a future release might print it: one more
 # field at the end. No built-in rule matches it whole, so today it is `unparsed`.

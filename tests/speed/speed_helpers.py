@@ -9,7 +9,7 @@ import polars as pl
 from polars.testing import assert_frame_equal
 
 from logparse.grammar import load_grammar
-from logparse.pipeline import IngestResult, ingest
+from logparse.ingest import IngestResult, ingest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from polars.testing import assert_frame_equal
 
 from logparse.cli import cli
-from logparse.pipeline import ingest
+from logparse.ingest import ingest
 
 from speed_helpers import FIXTURES
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from logparse.fastpath.sinks import MemorySink
 from logparse.fastpath.stream import stream_log
 from logparse.grammar import load_grammar
-from logparse.pipeline import ingest
+from logparse.ingest import ingest
 
 from speed_helpers import assert_same_ingest, assert_same_tables, corpus, corpus_lines, reference, sample_lines
 

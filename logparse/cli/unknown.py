@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from logparse.commands.options import engine_option
+from logparse.cli.options import engine_option
 from logparse.escape import for_terminal
 from logparse.mining import mine_unparsed
 from logparse.mining.rules import render_rules, suggest

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from logparse.commands.options import engine_option, slo_options
+from logparse.cli.options import engine_option, slo_options
 
 from logparse.escape import for_terminal
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from logparse.check import check_files
+from logparse.grammar.check import check_files
 from logparse.grammar import user_pattern_files
 
 
@@ -19,9 +19,11 @@ def patterns_group() -> None:
 def check_command(files: tuple[Path, ...]) -> None:
     """Check the built-in grammars plus FILES (user grammars) against their samples.
 
-    Every regex must compile, every rule must carry a sample, every sample must match its own
-    rule only and yield its expected values, and every regex must stay fast on 100 KB
-    pathological lines. Exits 1 and names file, rule, sample and where matching stopped on failure.
+    Every regex must compile, every token, stamp and rule must carry a sample, every sample must
+    be read by its own rule only and yield its expected values, the compiled core must read every
+    sample as the reference parser does (a rule it cannot run is named), and every regex must stay
+    fast on 100 KB pathological lines. Exits 1 and names file, rule, sample and where matching
+    stopped on failure.
     """
     extra = user_pattern_files(files)
     grammar, problems = check_files(extra)
@@ -33,5 +35,7 @@ def check_command(files: tuple[Path, ...]) -> None:
     n_rules = sum(len(e.rules) for e in grammar.engines.values())
     n_samples = sum(len(r.samples) for e in grammar.engines.values() for r in e.rules)
     engines = ", ".join(f"{name} ({len(e.rules)} rules)" for name, e in grammar.engines.items())
-    click.echo(f"ok: {len(grammar.files)} files, {engines}; {n_rules} rules, {n_samples} samples, "
-               f"{len(grammar.wrappers)} wrappers checked")
+    env = grammar.envelope
+    n_samples += sum(len(t.samples) for t in env.tokens) + sum(len(s.samples) for s in env.stamps)
+    click.echo(f"ok: {len(grammar.files)} files, {engines}; {n_rules} rules, {len(env.tokens)} envelope tokens, "
+               f"{len(env.stamps)} stamp shapes; {n_samples} samples checked, each also read by the compiled core")

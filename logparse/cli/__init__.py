@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from logparse.errors import EngineNotDetected, LogparseError
+from logparse.errors import EngineNotDetected, LogparseError, PartialFailure
 
 # The status of a process killed by SIGPIPE (128 + 13), what `| head` users and shells expect.
 BROKEN_PIPE_EXIT = 141
@@ -27,19 +27,19 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 # command name -> (module, attribute, one-line help). Modules are imported on first use.
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "ingest": ("logparse.commands.ingest", "ingest_command",
+    "ingest": ("logparse.cli.ingest", "ingest_command",
                "Parse logs into typed Parquet tables; print each headline."),
-    "patterns": ("logparse.commands.patterns", "patterns_group", "Check the grammar files."),
-    "detect": ("logparse.commands.detect", "detect_command", "Score which engine wrote a log."),
-    "summary": ("logparse.analysis.cli", "summary_command", "Post-mortem of one log, or of each run of a dataset."),
-    "windows": ("logparse.analysis.cli", "windows_command", "Phases and stable decode windows."),
-    "compare": ("logparse.analysis.cli", "compare_command", "Side-by-side table of several logs."),
-    "emulate": ("logparse.emulate.cli", "emulate_command", "Render a synthetic engine log with its truth."),
-    "bench": ("logparse.bench.cli", "bench_command", "SLO matrix, capacity, spec break-even of client results."),
-    "reconcile": ("logparse.bench.cli", "reconcile_command", "Check a client result against a log."),
-    "report": ("logparse.report.cli", "report_command", "Write charts and an offline HTML report."),
-    "unknown": ("logparse.mining.cli", "unknown_command", "Cluster the lines no rule understood."),
-    "export": ("logparse.export.cli", "export_group", "Export runs as the engines' Prometheus metrics."),
+    "patterns": ("logparse.cli.patterns", "patterns_group", "Check the grammar files."),
+    "detect": ("logparse.cli.detect", "detect_command", "Score which engine wrote a log."),
+    "summary": ("logparse.cli.analysis", "summary_command", "Post-mortem of one log, or of each run of a dataset."),
+    "windows": ("logparse.cli.analysis", "windows_command", "Phases and stable decode windows."),
+    "compare": ("logparse.cli.analysis", "compare_command", "Side-by-side table of several logs."),
+    "emulate": ("logparse.cli.emulate", "emulate_command", "Render a synthetic engine log with its truth."),
+    "bench": ("logparse.cli.bench", "bench_command", "SLO matrix, capacity, spec break-even of client results."),
+    "reconcile": ("logparse.cli.bench", "reconcile_command", "Check a client result against a log."),
+    "report": ("logparse.cli.report", "report_command", "Write charts and an offline HTML report."),
+    "unknown": ("logparse.cli.unknown", "unknown_command", "Cluster the lines no rule understood."),
+    "export": ("logparse.cli.export", "export_group", "Export runs as the engines' Prometheus metrics."),
 }
 
 
@@ -86,6 +86,9 @@ class LazyGroup(click.Group):
                 return super().invoke(ctx)
         except EngineNotDetected as exc:
             raise click.UsageError(str(exc)) from None
+        except PartialFailure as exc:
+            click.echo(f"Error: {exc}", err=True)
+            raise click.exceptions.Exit(1) from None
         except LogparseError as exc:
             raise click.ClickException(str(exc)) from None
 

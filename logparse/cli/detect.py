@@ -6,12 +6,12 @@ from typing import Any
 
 import click
 
-from logparse.detect import HEAD_LINES, detect_engine, scores
+from logparse.ingest.detect import HEAD_LINES, detect_engine, scores
 from logparse.errors import EngineNotDetected
 from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
 from logparse.headline import BLANK_LINES_ONLY, EMPTY_FILE
-from logparse.reader import ReadStats, read_lines
+from logparse.ingest.reader import ReadStats, read_lines
 
 
 def head_lines(log: str, limit: int = HEAD_LINES) -> tuple[list[str], str | None]:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from logparse.commands.options import engine_option, grammar_options
+from logparse.cli.options import chosen_tz, engine_option, grammar_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,10 +40,10 @@ def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None
     from logparse.analysis.analyze import analyze
     from logparse.errors import LogparseError
     from logparse.headline import no_content_of
-    from logparse.pipeline import ingest
+    from logparse.ingest import ingest
 
     try:
-        result = ingest(log, engine=engine, year=year, patterns=patterns)
+        result = ingest(log, engine=engine, year=year, tz=chosen_tz(), patterns=patterns)
         analysis = analyze(result.tables, engine=result.engine, source=result.source, read_stats=result.stats,
                            **opts)
     except LogparseError:
@@ -110,7 +110,7 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
     """
     from logparse.analysis.fleet import dataset_runs
     from logparse.analysis.summary import summary_dict
-    from logparse.tables import write_tables
+    from logparse.store import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
     if dataset_runs(log):
@@ -136,7 +136,7 @@ def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | Non
                                          write_fleet, write_run)
     from logparse.analysis.summary import render_summary
     from logparse.escape import for_terminal
-    from logparse.tables import table_folder
+    from logparse.store import output_folder as table_folder
 
     def on_start(k: int, n: int, name: str) -> None:
         click.echo(f"run {k}/{n}: {for_terminal(name)}", err=True)
@@ -192,7 +192,7 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
                     patterns: tuple[Path, ...], year: int | None) -> None:
     """The phases of LOG and the stretch of each in which all N requests decode undisturbed."""
     from logparse.analysis.summary import input_warnings, render_windows, summary_dict
-    from logparse.tables import write_tables
+    from logparse.store import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
     analysis, _ = _analyze(log, engine, patterns, year, opts)
@@ -231,7 +231,7 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
     from logparse.analysis.compare import (NotAnalysed, compare_degradation, compare_rows, compare_warnings,
                                            render_compare)
     from logparse.escape import for_terminal
-    from logparse.tables import write_tables
+    from logparse.store import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
     read = [_analyze_or_why(log, engine, patterns, year, opts, alone=len(logs) == 1) for log in logs]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from logparse.commands.options import slo_options
+from logparse.cli.options import slo_options
 
 from logparse.bench.analyze import analyze_bench
 from logparse.bench.export import write_tables

@@ -1,0 +1,85 @@
+"""Options shared by several commands."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class EngineType(click.ParamType):
+    """An engine name the grammars know, or `auto` (checked when the option is read, with the
+    user's own grammar files: an engine they add is accepted too)."""
+
+    name = "engine"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from logparse.errors import PatternError
+        from logparse.grammar import load_grammar
+
+        text = str(value)
+        if text == "auto":
+            return text
+        try:
+            known = sorted(load_grammar(ctx.params.get("patterns", ()) if ctx else ()).engines)
+        except PatternError:
+            return text  # the grammar error is reported by the command itself
+        if text not in known:
+            self.fail(f"unknown engine {text!r}; known engines: {', '.join(known)} (or auto)", param, ctx)
+        return text
+
+
+def engine_option(func: F) -> F:
+    """`--engine auto|vllm|sglang|…`: which grammar to use."""
+    return click.option(
+        "--engine", "-e", type=EngineType(), default="auto", show_default=True, metavar="auto|vllm|sglang",
+        help="Engine that wrote the log; auto detects it from the first lines.",
+    )(func)
+
+
+def _keep_tz(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    ctx.meta["logparse.tz"] = value
+
+
+def chosen_tz() -> str | None:
+    """The `--tz` of the running command (None: this machine's zone)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get("logparse.tz")
+
+
+def grammar_options(func: F) -> F:
+    """`--patterns FILE.toml` (repeatable), `--year`, `--tz`: how a log's lines and times are read."""
+    func = click.option(
+        "--tz", default=None, metavar="ZONE", expose_value=False, callback=_keep_tz,
+        help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: this machine's zone; "
+             "stamps with a zone, such as docker's, are exact]",
+    )(func)
+    func = click.option(
+        "--patterns", "patterns", multiple=True, is_eager=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Extra grammar file with your own rules, on top of the built-in ones (repeatable; also "
+             "$LOGPARSE_PATTERNS). [default: none]",
+    )(func)
+    return click.option(
+        "--year", type=click.IntRange(1970, 2200), default=None,
+        help="Year for year-less timestamps (vLLM's MM-DD) when the log shows no full date. [default: the "
+             "year the file's modification time gives its last line]",
+    )(func)
+
+
+def slo_options(func: F) -> F:
+    """`--slo-ttft-ms`, `--slo-tps`, `--think-s`: the client-side SLOs and think time."""
+    func = click.option(
+        "--think-s", type=click.FloatRange(min=0), default=45.0, show_default=True,
+        help="User think time Z in s for N = C_max x (1 + Z / L).",
+    )(func)
+    func = click.option(
+        "--slo-tps", type=click.FloatRange(min=0, min_open=True), default=15.0, show_default=True,
+        help="Per-user output rate SLO in tok/s (higher is better).",
+    )(func)
+    return click.option(
+        "--slo-ttft-ms", type=click.FloatRange(min=0, min_open=True), default=1000.0, show_default=True,
+        help="TTFT SLO in ms (lower is better).",
+    )(func)

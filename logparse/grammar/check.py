@@ -1,0 +1,313 @@
+"""Validate grammars against their own samples (`logparse patterns check`).
+
+Checks, each a hard failure: every file loads and every regex compiles (done while loading);
+every token, stamp and rule has a sample; a token's sample is peeled with that token, a stamp's
+sample read by that stamp; a rule's sample is read by that rule and by no other regular rule of its
+engine, with exactly the values its `expect` table states; the compiled core reads every sample
+as the reference parser does, and runs every regex (or `patterns check` says which rule it leaves
+to the reference parser); every regex stays within a time budget on pathological 100 KB lines.
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from logparse.grammar.load import build_grammar, builtin_files
+from logparse.grammar.model import AnyRule, Grammar, Sample, StatsRule
+
+TIME_BUDGET_S = 0.25
+PATHOLOGICAL_SIZE = 100_000
+CARET_CONTEXT = 60
+ENVELOPE_KEYS = ("ts", "outer_ts", "level", "rank", "pid", "task")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One failed check, printed lnav-style: what, where, why, help."""
+
+    file: Path
+    where: str
+    error: str
+    detail: str = ""
+    help: str = ""
+
+    def __str__(self) -> str:
+        lines = [f"{self.file}: {self.where}", f"  error: {self.error}"]
+        if self.detail:
+            lines.extend(self.detail.splitlines())
+        if self.help:
+            lines.append(f"  help : {self.help}")
+        return "\n".join(lines)
+
+
+def check_files(extra: Sequence[Path] = ()) -> tuple[Grammar | None, list[str]]:
+    """Load the built-in grammars plus `extra` files and check them; return problems as text."""
+    from logparse.errors import PatternError
+
+    try:
+        grammar = build_grammar([*builtin_files(), *extra])
+    except PatternError as exc:
+        return None, [str(exc)]
+    return grammar, [str(p) for p in check_grammar(grammar)]
+
+
+def check_grammar(grammar: Grammar, *, timing: bool = True, core: bool = True) -> list[Problem]:
+    """Every problem found in a loaded grammar (empty when it is sound)."""
+    from logparse.parse import LineParser
+
+    problems: list[Problem] = []
+    problems.extend(_check_stamps(grammar))
+    for engine in sorted(grammar.engines):
+        parser = LineParser(grammar, engine)
+        if engine == sorted(grammar.engines)[0]:
+            problems.extend(_check_tokens(grammar, parser))
+        problems.extend(_check_rules(grammar, parser))
+        if core:
+            problems.extend(_check_core(grammar, engine))
+    if timing:
+        problems.extend(check_timing(grammar))
+    return problems
+
+
+def _check_stamps(grammar: Grammar) -> Iterator[Problem]:
+    from logparse.parse.stamps import read_stamp
+
+    for stamp in grammar.envelope.stamps:
+        for sample in stamp.samples:
+            where = f'stamp "{stamp.name}", sample {sample.index}'
+            first = next((s for s in grammar.envelope.stamps if s.regex.fullmatch(sample.line)), None)
+            if first is not stamp:
+                yield Problem(stamp.file, where, f"the sample is read by stamp {first.name if first else None!r}, "
+                              "not by its own", help="stamps are tried in file order")
+                continue
+            parts = read_stamp(grammar.envelope, sample.line)
+            m = stamp.regex.fullmatch(sample.line)
+            assert m is not None
+            got = {k: (int(v) if k not in ("f", "tz", "mon", "epoch") else v) for k, v in m.groupdict().items()
+                   if v is not None}
+            if parts is None:
+                yield Problem(stamp.file, where, "the sample is not a valid time")
+            yield from _compare(stamp.file, where, sample, got)
+
+
+def _check_tokens(grammar: Grammar, parser: Any) -> Iterator[Problem]:
+    for token in grammar.envelope.tokens:
+        for sample in token.samples:
+            where = f'token "{token.name}", sample {sample.index}'
+            frame = parser.frame(sample.line)
+            used = [n.source for n in frame.notes]
+            if token.name not in used:
+                yield Problem(token.file, where, "the token does not take its part of the sample",
+                              _caret(token.regex, sample.line, full=False), f"tokens taken: {used or 'none'}")
+                continue
+            reading = parser.reading(frame.notes)
+            got = {k: getattr(reading, k) for k in ENVELOPE_KEYS if getattr(reading, k) is not None}
+            yield from _compare(token.file, where, sample, got, strict=False)
+    container = grammar.envelope.container
+    for sample in container.samples:
+        where = f"container, sample {sample.index}"
+        reading = parser.reading(parser.frame(sample.line).notes)
+        got = {k: getattr(reading, k) for k in ENVELOPE_KEYS if getattr(reading, k) is not None}
+        yield from _compare(Path("envelope.toml"), where, sample, got, strict=False)
+
+
+def _check_rules(grammar: Grammar, parser: Any) -> Iterator[Problem]:
+    for matcher in parser.regular + parser.fallback:
+        rule = matcher.rule
+        for sample in rule.samples:
+            where = f'rule "{rule.name}", sample {sample.index}'
+            frame = parser.frame(sample.line)
+            event = parser.parse(0, sample.line)
+            if event.get("rule") != rule.name:
+                yield _no_match(rule, sample, frame.body, event.get("rule"), where)
+                continue
+            others = [m.rule.name for m in parser.regular
+                      if m is not matcher and m.allows_text(frame.body) and m.match_body(frame.body) is not None]
+            if others:
+                yield Problem(rule.file, where, f"sample is also matched by rule(s) {others}",
+                              f"  body : {_clip(frame.body)}",
+                              "make the rules disjoint: a line must have exactly one reading")
+                continue
+            if event.get("extra"):
+                keys = [k for k, _ in event["extra"]]
+                yield Problem(rule.file, where, f"sample has keys the rule does not know: {keys}",
+                              help="add them to the rule's keys (a sample shows what the rule reads)")
+                continue
+            got = {k: v for k, v in event.items()
+                   if k not in {"kind", "line_no", "engine", "rule", "raw", "extra"} and not k.startswith("_")
+                   and v is not None}
+            yield from _check_expect_keys(grammar, rule, where, sample)
+            yield from _compare(rule.file, where, sample, got, ignore=set(rule.constants),
+                                optional=set(ENVELOPE_KEYS) | {"prefix"})
+
+
+def _check_core(grammar: Grammar, engine: str) -> Iterator[Problem]:
+    """The compiled core runs every rule and reads every sample as the reference parser does."""
+    from logparse.engine import CoreParser, ReferenceParser, core_available
+    from logparse.engine.spec import build_spec
+
+    try:
+        spec = build_spec(grammar, engine)
+    except ValueError as exc:
+        yield Problem(Path(grammar.engines[engine].files[0]), "envelope", f"the compiled core cannot run it: {exc}")
+        return
+    for name, why in spec.untranslatable.items():
+        rule = next(r for r in grammar.engines[engine].rules if r.name == name)
+        yield Problem(rule.file, f'rule "{name}"', f"the compiled core cannot run this rule ({why}); lines it "
+                      "could take are read by the slower reference parser",
+                      help="avoid lookaround, backreferences and word boundaries")
+    if not core_available():
+        return
+    core, ref = CoreParser(grammar, engine), ReferenceParser(grammar, engine)
+    for rule in grammar.engines[engine].rules:
+        for sample in rule.samples:
+            data = sample.line.encode("utf-8")
+            a, b = core.parse_block(data, 1, 1), ref.parse_block(data, 1, 1)
+            same = set(a.tables) == set(b.tables) and all(a.tables[k].equals(b.tables[k]) for k in a.tables)
+            if not same or not a.stamps.equals(b.stamps):
+                got = {k: v.to_pylist() for k, v in a.tables.items()}
+                want = {k: v.to_pylist() for k, v in b.tables.items()}
+                yield Problem(rule.file, f'rule "{rule.name}", sample {sample.index}',
+                              "the compiled core reads the sample differently from the reference parser",
+                              f"  core     : {got}\n  reference: {want}")
+
+
+def _check_expect_keys(grammar: Grammar, rule: AnyRule, where: str, sample: Sample) -> Iterator[Problem]:
+    allowed = set(grammar.schema(rule.kind)) | set(rule.types) | set(ENVELOPE_KEYS) | {"prefix"}
+    unknown = sorted(set(sample.expect) - allowed)
+    if unknown:
+        yield Problem(rule.file, where, f"expect names {unknown}, which kind {rule.kind!r} does not have")
+
+
+def _no_match(rule: AnyRule, sample: Sample, body: str, taken_by: str | None, where: str) -> Problem:
+    if isinstance(rule, StatsRule):
+        return Problem(rule.file, where, f"the line parses as rule {taken_by!r}",
+                       f"  body : {_clip(body)}", "its pairs must begin with one of `first` and hold `require`")
+    if taken_by is not None:
+        return Problem(rule.file, where, f"the line parses as rule {taken_by!r}", f"  body : {_clip(body)}",
+                       "rules are tried in file order; make the earlier one more specific")
+    missing = [a for a in rule.anchors if a not in body]
+    if missing:
+        return Problem(rule.file, where, f"anchor(s) {missing} not in the message", f"  body : {_clip(body)}",
+                       "an anchor must be a literal substring of every line the rule matches")
+    return Problem(rule.file, where, "pattern does not match the whole message", _caret(rule.regex, body, full=True),
+                   "add an optional group for the new field, or add a new rule for this version")
+
+
+def _compare(file: Path, where: str, sample: Sample, got: dict[str, Any], *, strict: bool = True,
+             ignore: Iterable[str] = (), optional: Iterable[str] = ()) -> Iterator[Problem]:
+    ignored = set(ignore)
+    opt = set(optional)
+    for key, want in sample.expect.items():
+        if not _same(want, got.get(key)):
+            yield Problem(file, where, f"{key} = {got.get(key)!r}, expected {want!r}")
+    if strict:
+        extra = sorted(k for k in got if k not in sample.expect and k not in ignored and k not in opt)
+        if extra:
+            shown = ", ".join(f"{k} = {got[k]!r}" for k in extra)
+            yield Problem(file, where, f"extracted values the sample does not state: {shown}",
+                          help="add them to the sample's expect table")
+
+
+def _same(want: Any, got: Any) -> bool:
+    if isinstance(want, bool) or isinstance(got, bool):
+        return want is got or want == got
+    if isinstance(want, (int, float)) and isinstance(got, (int, float)):
+        return math.isclose(float(want), float(got), rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(want, list) and isinstance(got, list):
+        return len(want) == len(got) and all(_same(a, b) for a, b in zip(want, got))
+    return bool(want == got)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def matched_prefix(pattern: regex.Pattern[str], text: str, *, full: bool) -> int:
+    """Length of the longest prefix of `text` that could still begin a match of `pattern`."""
+    def could_continue(k: int) -> bool:
+        try:
+            method = pattern.fullmatch if full else pattern.match
+            return method(text[:k], partial=True, timeout=TIME_BUDGET_S) is not None
+        except TimeoutError:
+            return False
+
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if could_continue(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _caret(pattern: regex.Pattern[str], text: str, *, full: bool) -> str:
+    pos = matched_prefix(pattern, text, full=full)
+    start = max(0, pos - CARET_CONTEXT)
+    shown = ("…" if start else "") + text[start:pos + CARET_CONTEXT] + ("…" if pos + CARET_CONTEXT < len(text) else "")
+    offset = pos - start + (1 if start else 0)
+    return f"  body : {shown}\n         {' ' * offset}^ matched up to here"
+
+
+def pathological_inputs(anchors: Sequence[str]) -> list[str]:
+    """Hostile lines: long digit runs, nested brackets, repeated separators, near-misses."""
+    head = " ".join(anchors)
+    n = PATHOLOGICAL_SIZE
+    return [
+        f"{head}: " + "9" * n + "!",
+        f"{head}: " + "1," * (n // 2) + "x",
+        f"{head} " + "(" * (n // 2) + ")" * (n // 2),
+        f"{head} " + "[" * (n // 2) + "x",
+        f"{head} " + "a " * (n // 2),
+        "INFO 01-01 00:00:00 [x.py:1] " + f"{head} " + "{'a': " * (n // 8) + "}",
+        f"[2025-01-01 00:00:00 TP0] {head} " + "#x: 1, " * (n // 7),
+        " " * n + head,
+    ]
+
+
+def _regexes(grammar: Grammar) -> Iterator[tuple[Path, str, regex.Pattern[str], tuple[str, ...]]]:
+    for t in grammar.envelope.tokens:
+        yield t.file, f'token "{t.name}"', t.regex, ()
+    for st in grammar.envelope.stamps:
+        yield st.file, f'stamp "{st.name}"', st.regex, ()
+    for engine in grammar.engines.values():
+        for r in engine.rules:
+            if isinstance(r, StatsRule):
+                yield r.file, f'rule "{r.name}" title', r.title_regex, r.first
+                for entry in (*r.keys.values(), *r.key_patterns):
+                    for compiled in (entry.value, entry.pattern):
+                        if compiled is not None:
+                            yield r.file, f'rule "{r.name}" key {entry.key!r}', compiled, ()
+            else:
+                yield r.file, f'rule "{r.name}"', r.regex, r.anchors
+                for pattern in r.find:
+                    yield r.file, f'rule "{r.name}" find', pattern, r.anchors
+
+
+def check_timing(grammar: Grammar, *, budget_s: float = TIME_BUDGET_S) -> list[Problem]:
+    """Regexes that take longer than `budget_s` on some pathological line (the reference parser's
+    engine backtracks; the compiled core's is linear)."""
+    problems: list[Problem] = []
+    for file, where, pattern, anchors in _regexes(grammar):
+        for text in pathological_inputs(anchors):
+            start = time.process_time()
+            try:
+                pattern.fullmatch(text, timeout=budget_s * 10)
+                pattern.match(text, timeout=budget_s * 10)
+            except TimeoutError:
+                pass
+            elapsed = time.process_time() - start
+            if elapsed > budget_s:
+                problems.append(Problem(file, where, f"took {elapsed:.2f} s on a {len(text):,}-character "
+                                        f"pathological line (budget {budget_s} s)",
+                                        f"  line : {_clip(text, 80)}",
+                                        "avoid nested quantifiers and unbounded `.*` before optional parts"))
+                break
+    return problems
