@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> Any:
     # Imported on first use: `logparse --help` does not pay for polars and pyarrow.
     if name in ("ingest", "IngestResult"):
-        from logparse import ingest as module
-
-        return getattr(module, name)
+        # the package `logparse.ingest` is itself callable as the `ingest` function
+        module = importlib.import_module("logparse.ingest")
+        return module if name == "ingest" else module.IngestResult
     raise AttributeError(name)

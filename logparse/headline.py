@@ -281,6 +281,13 @@ def render_headline(facts: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def render_event_count(facts: Mapping[str, Any]) -> str:
+    """One line for stderr after a log's events were streamed: how many, and from which engine."""
+    why = facts.get("no_content")
+    basis = f"{why}, no engine" if why else f"{facts['engine'] or 'no engine'}, coverage {facts['coverage'] or 0:.1%}"
+    return for_terminal(f"{facts['source']}: {facts['lines']:,} events ({basis})")
+
+
 def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: bool = False, engine: str = "auto",
                      year: int | None = None, tz: str | None = None, patterns: Sequence[str | Path] = (),
                      reference: bool = False, jobs: int | None = None, jsonl: TextIO | None = None,
@@ -303,8 +310,10 @@ def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: boo
     files, several = expand_inputs(logs)
     facts: list[dict[str, Any]] = []
 
-    def done(result: Any) -> None:
+    def done(result: Any, run: str | None = None) -> None:
         shown = headline(result)
+        if run is not None:
+            shown["run"] = run
         facts.append(shown)
         if on_headline is not None:
             on_headline(shown)
@@ -321,7 +330,8 @@ def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: boo
                     try:
                         done(ingest_to_folder(log, target, engine=engine, year=year, tz=tz, patterns=patterns,
                                               reference=reference, workers=jobs, layout="hive" if several else "flat",
-                                              extra_sink=None if jsonl is None else JsonlSink(jsonl), progress=bar))
+                                              extra_sink=None if jsonl is None else JsonlSink(jsonl), progress=bar),
+                             name if several else None)
                     finally:
                         if bar is not None:
                             bar.close()
@@ -341,7 +351,7 @@ def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: boo
                         if on_error is not None:
                             on_error(f"{item.job.log}: {item.error} (skipped)")
                     else:
-                        done(item.result)
+                        done(item.result, item.job.run)
                     shown += 1
 
             results = ingest_many(todo, parallel=jobs, on_done=finished)

@@ -53,7 +53,7 @@ def test_ingest_writes_one_table_per_kind(vllm_log: Path, tmp_path: Path) -> Non
     stats = pl.read_parquet(out / "engine_stats.parquet")
     assert stats["line_no"].to_list() == [1, 3]
     assert stats["gen_tps"].to_list() == [0.8, 0.8] and stats["rank"].to_list() == ["APIServer"] * 2
-    assert stats.schema["time"] == pl.Datetime("us")
+    assert stats.schema["time"] == pl.Datetime("us", "UTC")
     unparsed = pl.read_parquet(out / "unparsed.parquet")
     assert unparsed["raw"].to_list() == ["some line nobody knows"]
 
@@ -130,7 +130,7 @@ def test_out_refuses_foreign_folder_unless_forced(vllm_log: Path, tmp_path: Path
 
 def test_unknown_engine(vllm_log: Path) -> None:
     result = run("ingest", str(vllm_log), "--engine", "tgi")
-    assert result.exit_code == 1 and "unknown engine 'tgi'" in result.output
+    assert result.exit_code == 2 and "unknown engine 'tgi'" in result.output
 
 
 def test_detect_command(vllm_log: Path) -> None:
@@ -154,7 +154,7 @@ def test_several_logs_make_a_dataset_partitioned_by_run_and_kind(vllm_log: Path,
     assert run("ingest", str(vllm_log), str(other), "--out", str(out), "--jobs", "1").exit_code == 0
     assert (out / "run=server" / "kind=engine_stats" / "part-00000.parquet").exists()
     assert (out / "run=other" / "kind=decode_batch" / "part-00000.parquet").exists()
-    assert sorted(n for n in os.listdir(out / "run=other") if n != "_read_stats.json") == ["kind=decode_batch"]
+    assert sorted(n for n in os.listdir(out / "run=other") if n != "_ingest.json") == ["kind=decode_batch"]
     assert (out / ".logparse").exists()
 
 
@@ -200,12 +200,12 @@ def test_ingest_jsonl_into_head_exits_141_quietly(tmp_path: Path) -> None:
 
 
 def test_broken_pipe_inside_a_command_is_status_141(vllm_log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import logparse.cli.ingest as ingest_module
+    import logparse.headline as headline_module
 
     def closed(_facts: object) -> str:
         raise BrokenPipeError(32, "Broken pipe")
 
-    monkeypatch.setattr(ingest_module, "render_headline", closed)
+    monkeypatch.setattr(headline_module, "render_headline", closed)
     result = run("ingest", str(vllm_log))
     assert result.exit_code == 141 and result.output == ""
 
@@ -275,7 +275,7 @@ def test_ingest_of_a_log_without_text_claims_no_engine(no_text_log: tuple[Path, 
     path, why = no_text_log
     text = run("ingest", str(path), *extra)
     assert text.exit_code == 0, text.output
-    rows = dict(line.split(None, 1) for line in text.output.splitlines()[:6])
+    rows = {line[:13].strip(): line[13:] for line in text.output.splitlines()}
     assert rows["engine"] == f"- ({why})"
     assert rows["lines"].endswith("(0 typed, coverage -)")
     facts = json.loads(run("ingest", str(path), "--json", *extra).stdout)

@@ -41,7 +41,7 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
     progress bar is drawn on stderr for large inputs when it is a terminal. Exit status 1 when
     some of several logs could not be read (the others are still written).
     """
-    from logparse.headline import ingest_headlines, render_headline
+    from logparse.headline import ingest_headlines, render_event_count, render_headline
 
     if as_json and fmt not in ("table", "json"):
         raise click.UsageError(f"--json is --format json; it cannot go with --format {fmt}")
@@ -52,8 +52,7 @@ def ingest_command(logs: tuple[str, ...], engine: str, out: Path | None, fmt: st
         if fmt == "table":
             click.echo(("\n" if printed else "") + render_headline(facts))
         elif fmt == "jsonl":
-            click.echo(f"{facts['source']}: {facts['lines']:,} events ({facts['engine'] or 'no engine'}, "
-                       f"coverage {facts['coverage'] or 0:.1%})", err=True)
+            click.echo(render_event_count(facts), err=True)
         printed.append(facts)
 
     ingest_headlines(logs, out=out, force=force, engine=engine, year=year, tz=chosen_tz(), patterns=patterns,

@@ -10,7 +10,9 @@ one pipeline of `logparse.ingest.run`.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
+import types
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -285,3 +287,14 @@ def failures(results: Sequence[JobResult]) -> PartialFailure | None:
 
 __all__ = ["IngestResult", "Job", "JobResult", "LineCounts", "failures", "ingest", "ingest_many", "ingest_to_folder",
            "read_folder", "run_job"]
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable as `ingest`: importing it rebinds `logparse.ingest` from the function
+    to the package, and `logparse.ingest("server.log")` is the documented entry point."""
+
+    def __call__(self, path: str | Path, **options: Any) -> IngestResult:
+        return ingest(path, **options)
+
+
+sys.modules[__name__].__class__ = _CallableModule

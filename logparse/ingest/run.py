@@ -198,6 +198,8 @@ def _run(grammar: Grammar, parser: BlockParser, source: Source, blocks: Iterator
             if EXTRA in batch.schema.names:
                 extra.update(_extra_keys(batch))
         sink.end_block()
+        if resolver.settled and hasattr(sink, "settle"):
+            sink.settle()
         counts.update(result.counts)
         if progress is not None:
             progress(source.position(), source.size)

@@ -41,11 +41,30 @@ class MemorySink:
 class JsonlSink:
     """Every event as one JSON line, in line order, block by block. Keys: the event's kind, the
     common columns (null when absent), `time` as ISO-8601 with its zone, then the fields the line
-    gave (a field left empty is left out)."""
+    gave (a field left empty is left out).
+
+    Until the log's dates are settled (a full date read: see `TimeResolver.settled`), the lines wait
+    in a temporary file: a restart of the ingest must not print them twice."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.pending: list[pl.DataFrame] = []
+        self.held: Any = None  # the temporary file of lines not yet printed
+        self.live = False
+
+    def settle(self) -> None:
+        """The dates can no longer change: print what waited, then stream."""
+        if not self.live:
+            self._release()
+            self.live = True
+
+    def _release(self) -> None:
+        if self.held is not None:
+            self.held.seek(0)
+            while chunk := self.held.read(1 << 20):
+                self.out.write(chunk)
+            self.held.close()
+            self.held = None
 
     def add(self, kind: str, batch: pa.RecordBatch) -> None:
         frame = pl.from_arrow(pa.Table.from_batches([batch]))
@@ -58,15 +77,28 @@ class JsonlSink:
         for frame in self.pending:
             rows.extend(_json_rows(frame))
         rows.sort(key=lambda r: r[0])
-        self.out.write("".join(line + "\n" for _, line in rows))
+        text = "".join(line + "\n" for _, line in rows)
         self.pending = []
+        if self.live:
+            self.out.write(text)
+            return
+        if self.held is None:
+            import tempfile
+
+            self.held = tempfile.TemporaryFile("w+", encoding="utf-8", prefix="logparse-jsonl-")
+        self.held.write(text)
 
     def close(self) -> list[str]:
         self.end_block()
+        self._release()
+        self.live = True
         return []
 
     def abort(self) -> None:
         self.pending = []
+        if self.held is not None:
+            self.held.close()
+            self.held = None
 
 
 COMMON = ("kind", "line_no", "ts", TIME, "outer_ts", "engine", "rank", "pid", "level", "task", "prefix", "rule")
@@ -101,6 +133,11 @@ class TeeSink:
     def end_block(self) -> None:
         for sink in self.sinks:
             sink.end_block()
+
+    def settle(self) -> None:
+        for sink in self.sinks:
+            if hasattr(sink, "settle"):
+                sink.settle()
 
     def close(self) -> list[str]:
         kinds: set[str] = set()

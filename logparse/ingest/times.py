@@ -116,6 +116,11 @@ class TimeResolver:
         else:
             self._date = dt.date.today()
 
+    @property
+    def settled(self) -> bool:
+        """No `Restart` can come any more: a full date was read (what was given stays given)."""
+        return self._full_seen
+
     # -- one block ---------------------------------------------------------------------------------
     def feed(self, stamps: pa.RecordBatch) -> pa.Array:
         """`time` of a block's lines (UTC microseconds; null where no stamp reads)."""

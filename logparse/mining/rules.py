@@ -19,7 +19,8 @@ import regex
 
 from logparse.grammar.check import TIME_BUDGET_S, pathological_inputs
 from logparse.escape import for_terminal
-from logparse.grammar import COMMON_FIELDS, ENVELOPE_GROUPS, REGEX_FLAGS, FieldType, Grammar
+from logparse.grammar import COMMON_FIELDS, REGEX_FLAGS, FieldType, Grammar
+from logparse.grammar.model import TOKEN_GROUPS as ENVELOPE_GROUPS
 from logparse.mining.drain import MINE_LIMIT, Cluster
 from logparse.mining.masking import Masked, token_key
 from logparse.parse import LineParser, convert

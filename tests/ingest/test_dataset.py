@@ -14,7 +14,7 @@ from polars.testing import assert_frame_equal
 from logparse.cli import cli
 from logparse.ingest import ingest
 
-from speed_helpers import FIXTURES
+from ingest_helpers import FIXTURES
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""Shared helpers of the fast-path tests: compare an ingest with the reference, read lines to mix."""
+"""Shared helpers of the ingest tests: compare the core with the reference parser, lines to mix."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -10,6 +10,8 @@ from polars.testing import assert_frame_equal
 
 from logparse.grammar import load_grammar
 from logparse.ingest import IngestResult, ingest
+from logparse.ingest.run import stream_log
+from logparse.ingest.sinks import MemorySink
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -38,21 +40,32 @@ def assert_same_ingest(want: IngestResult, got: Any, label: str = "") -> None:
     assert got.engine == want.engine, label
     assert dict(got.counts) == dict(want.counts), label
     assert got.stats == want.stats, label
-    assert_same_tables(want.tables, got.tables if hasattr(got, "tables") else got, label)
+    assert_same_tables(want.tables, got.tables, label)
 
 
 def reference(path: Path | str, engine: str = "auto", year: int | None = None) -> IngestResult:
     return ingest(path, engine=engine, year=year, reference=True)
 
 
+def streamed(path: Path | str, engine: str = "auto", *, year: int | None = None, block_bytes: int | None = None,
+             reference: bool = False, workers: int | None = 1) -> tuple[Any, dict[str, pl.DataFrame]]:
+    """An ingest through `stream_log` with chosen blocks: (outcome, tables)."""
+    sink = MemorySink()
+
+    def fresh() -> MemorySink:
+        sink.batches.clear()
+        return sink
+
+    outcome = stream_log(path, load_grammar(), fresh, engine=engine, year=year, block_bytes=block_bytes,
+                         reference=reference, workers=workers)
+    return outcome, sink.tables()
+
+
 def sample_lines(engine: str) -> list[str]:
-    """Every sample line of the engine's rules, envelopes, fast envelopes, and of the wrappers."""
+    """Every sample line of the engine's rules and of the envelope's tokens."""
     grammar = load_grammar()
-    eg = grammar.engines[engine]
-    lines = [s.line for r in eg.rules for s in r.samples]
-    lines += [s.line for e in eg.envelopes for s in e.samples]
-    lines += [s.line for e in eg.fast_envelopes for s in e.samples]
-    lines += [s.line for w in grammar.wrappers for s in w.samples]
+    lines = [s.line for r in grammar.engines[engine].rules for s in r.samples]
+    lines += [s.line for t in grammar.envelope.tokens for s in t.samples]
     return lines
 
 
@@ -60,7 +73,7 @@ def corpus_lines(engine: str) -> list[str]:
     """Distinct lines of the fixtures and real logs of `engine`, plus its sample lines."""
     seen: dict[str, None] = {}
     for eng, path in corpus():
-        if eng in (engine, "auto") and (eng == engine or path.parent.name == engine):
+        if eng == engine or (eng == "auto" and path.parent.name == engine):
             for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
                 if line:
                     seen.setdefault(line, None)

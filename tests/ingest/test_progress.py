@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from logparse.cli import cli
-from logparse.fastpath import progress
+from logparse.ingest import progress
 
-from speed_helpers import FIXTURES
+from ingest_helpers import FIXTURES
 
 
 class FakeTTY(io.StringIO):
@@ -54,11 +54,11 @@ def test_nothing_on_a_pipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_a_terminal_gets_the_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from logparse.fastpath.run import stream_to_folder
+    from logparse.headline import ingest_headlines
 
     monkeypatch.setattr(progress, "MIN_BYTES", 0)
     monkeypatch.delenv("LOGPARSE_NO_PROGRESS", raising=False)
     tty = FakeTTY()
     monkeypatch.setattr(sys, "stderr", tty)
-    stream_to_folder(FIXTURES / "sglang" / "gpustack-64k.log", tmp_path)
+    ingest_headlines([str(FIXTURES / "sglang" / "gpustack-64k.log")], out=tmp_path / "o")
     assert "MB/s" in tty.getvalue() and tty.getvalue().endswith("\r\x1b[K")

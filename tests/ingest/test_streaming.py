@@ -14,11 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from logparse.cli import cli
-from logparse.fastpath.sinks import MemorySink, ParquetSink
-from logparse.fastpath.stream import Cancelled, stream_log
 from logparse.grammar import load_grammar
+from logparse.ingest.run import Cancelled, stream_log
+from logparse.store import TableWriter
 
-from speed_helpers import FIXTURES, assert_same_tables, reference
+from ingest_helpers import FIXTURES, assert_same_tables, reference, streamed
 
 STATS = ("(APIServer pid=719) INFO 12-31 23:59:{s:02d} [loggers.py:271] Engine 000: Avg prompt throughput: "
          "2870.5 tokens/s, Avg generation throughput: 0.8 tokens/s, Running: 10 reqs, Waiting: 0 reqs, GPU KV "
@@ -39,13 +39,13 @@ def _modest_log(tmp_path: Path, engine: str) -> Path:
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_many_small_blocks_into_parquet_give_the_reference_tables(tmp_path: Path, engine: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import logparse.fastpath.sinks as sinks
+    import logparse.store.tables as tables
 
-    monkeypatch.setattr(sinks, "ROW_GROUP_ROWS", 100)  # many row groups, written as they fill
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 100)  # many row groups, written as they fill
     path = _modest_log(tmp_path, engine)
     out = tmp_path / "out"
     out.mkdir()
-    outcome, _ = stream_log(path, load_grammar(), lambda: ParquetSink(out), engine=engine, block_bytes=4096)
+    outcome = stream_log(path, load_grammar(), lambda: TableWriter(out), engine=engine, block_bytes=4096)
     assert outcome.stats.lines > 500 and path.stat().st_size // 4096 > 20  # many blocks
     written = {p.stem: pl.read_parquet(p) for p in out.glob("*.parquet")}
     big = max(written, key=lambda k: written[k].height)
@@ -86,9 +86,9 @@ def test_a_year_found_late_reads_the_log_again(tmp_path: Path) -> None:
     path = _late_year_log(tmp_path)
     want = reference(path, "vllm")
     assert want.tables["engine_stats"]["time"][0].year == 2019  # from the FlashInfer line at the end
-    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=4096)
+    outcome, tables = streamed(path, "vllm", block_bytes=4096)
     assert outcome.restarts == 1
-    assert_same_tables(want.tables, sink.tables(), "late year")  # type: ignore[attr-defined]
+    assert_same_tables(want.tables, tables, "late year")
 
 
 def test_stdin_is_replayed_from_its_spool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,9 +101,9 @@ def test_stdin_is_replayed_from_its_spool(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(sys, "stdin", Stdin())
     want = reference("-", "vllm")
     Stdin.buffer = io.BytesIO(data)
-    outcome, sink = stream_log("-", load_grammar(), MemorySink, engine="vllm", block_bytes=4096)
+    outcome, tables = streamed("-", "vllm", block_bytes=4096)
     assert outcome.restarts == 1 and outcome.source == "standard input"
-    assert_same_tables(want.tables, sink.tables(), "stdin")  # type: ignore[attr-defined]
+    assert_same_tables(want.tables, tables, "stdin")
     assert outcome.stats == want.stats
 
 
@@ -111,8 +111,8 @@ def test_stdin_is_replayed_from_its_spool(tmp_path: Path, monkeypatch: pytest.Mo
 def test_parsing_threads_give_the_same_tables(tmp_path: Path, workers: int) -> None:
     path = _modest_log(tmp_path, "vllm")
     want = reference(path, "vllm")
-    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=16384, workers=workers)
-    assert_same_tables(want.tables, sink.tables(), "workers")  # type: ignore[attr-defined]
+    outcome, tables = streamed(path, "vllm", block_bytes=16384, workers=workers)
+    assert_same_tables(want.tables, tables, "workers")
     assert outcome.counts == want.counts and outcome.stats == want.stats
 
 
@@ -129,33 +129,33 @@ def test_a_cancelled_run_stops_at_the_next_block_and_writes_nothing(tmp_path: Pa
     out = tmp_path / "tables"
     out.mkdir()
     with pytest.raises(Cancelled):
-        stream_log(path, load_grammar(), lambda: ParquetSink(out), engine="vllm", block_bytes=16384,
+        stream_log(path, load_grammar(), lambda: TableWriter(out), engine="vllm", block_bytes=16384,
                    workers=workers, progress=progress, cancel=cancel)
     assert 1 <= len(seen) <= workers + 1 and seen[-1] < path.stat().st_size
-    assert not list(out.iterdir())  # the sink was aborted: no half-written table
+    assert not list(out.glob("*.parquet"))  # the sink was aborted: no half-written table
 
 
 def test_a_log_that_grows_while_read_ends_at_its_size_when_opened(tmp_path: Path) -> None:
     path = tmp_path / "live.log"
     path.write_text((STATS.format(s=1) + "\n") * 50, encoding="utf-8")
     size = path.stat().st_size
-    outcome, sink = stream_log(path, load_grammar(), MemorySink, engine="vllm", block_bytes=1024)
+    outcome, _ = streamed(path, "vllm", block_bytes=1024)
     assert outcome.stats.bytes_read == size and outcome.counts == {"engine_stats": 50}
     assert not os.environ.get("LOGPARSE_WORKERS")
 
 
 def test_a_large_table_in_the_hive_layout_is_several_files_that_read_back_as_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from logparse.fastpath import sinks
-    from logparse.fastpath.dataset import table_paths
+    from logparse.store import table_paths
+    from logparse.store import tables
 
-    monkeypatch.setattr(sinks, "PART_ROW_GROUPS", 2)
-    monkeypatch.setattr(sinks, "DIRECT_ROWS", 8)  # every block's rows of a kind: a row group
+    monkeypatch.setattr(tables, "PART_ROW_GROUPS", 2)
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 8)  # small row groups
     path = _modest_log(tmp_path, "vllm")
     flat, hive = tmp_path / "flat", tmp_path / "hive"
     flat.mkdir(), hive.mkdir()
     for folder, layout in ((flat, "flat"), (hive, "hive")):
-        stream_log(path, load_grammar(), lambda: ParquetSink(folder, layout=layout), engine="vllm", block_bytes=4096)
+        stream_log(path, load_grammar(), lambda: TableWriter(folder, layout=layout), engine="vllm", block_bytes=4096)
     parts = table_paths(hive)
     assert max(len(files) for files in parts.values()) >= 3, parts
     for kind, files in parts.items():
@@ -165,18 +165,16 @@ def test_a_large_table_in_the_hive_layout_is_several_files_that_read_back_as_one
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl"])
 def test_jobs_sets_the_parsing_threads_of_one_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
-    from logparse.fastpath import run as run_module
-    from logparse.fastpath import stream as stream_module
+    import logparse.ingest as ingest_module
 
     seen: list[int | None] = []
-    real = stream_module.stream_log
+    real = ingest_module.stream_log
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(kwargs.get("workers"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(run_module, "stream_log", spy)
-    monkeypatch.setattr(stream_module, "stream_log", spy)
+    monkeypatch.setattr(ingest_module, "stream_log", spy)
     path = _modest_log(tmp_path, "vllm")
     outputs = []
     for jobs in ("1", "3"):
