@@ -1,0 +1,76 @@
+"""The evidence behind each figure of a post-mortem (`evidence.Figure`), as the summary reports it.
+
+Start-up: the KV pool (printed, or from blocks and a block size), engine init (printed, or
+inferred from timestamps), ready (from timestamps; a lower bound when the ready line printed
+none). Per phase: the input length (`inputs`), N, the stable window's throughput and its
+context per request (SGLang's printed token count; vLLM's usage percentage × pool, rounded).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from logparse.analysis.evidence import ESTIMATED, EXACT, Figure
+from logparse.analysis.inputs import BLOCK_ROUNDING, USAGE_ROUNDING
+
+TIMESTAMP_S = 1.0  # engine timestamps are printed to the second
+
+
+def startup_evidence(tables: Mapping[str, pl.DataFrame], startup: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{figure: Figure.as_dict()}`` for the start-up figures the log gives."""
+    from logparse.analysis.coldstart import kv_pool_figure
+
+    out: dict[str, Figure] = {}
+    pool = kv_pool_figure(tables)
+    if pool is not None:
+        out["kv_pool_tokens"] = pool
+    if startup.get("init_s") is not None:
+        out["init_s"] = (Figure(startup["init_s"], ESTIMATED, "from the end of rank 0's weight loading to ready, "
+                                "by their timestamps (no init figure printed)", 2 * TIMESTAMP_S)
+                         if startup.get("init_s_inferred") else Figure(startup["init_s"], EXACT, "printed"))
+    if startup.get("ready_s") is not None:
+        out["ready_s"] = (Figure(startup["ready_s"], ESTIMATED, "a lower bound: the ready line prints no time, the "
+                                 "last timestamp before it is used") if startup.get("ready_s_approx")
+                          else Figure(startup["ready_s"], EXACT, "from the first line's timestamp to the ready line's"))
+    for key, how in (("cuda_graph_s", "printed (rank 0; target and draft captures added)"),
+                     ("weight_load_s", "printed"), ("compile_s", "printed")):
+        if startup.get(key) is not None:
+            out[key] = Figure(startup[key], EXACT, how)
+    return {k: f.as_dict() for k, f in out.items()}
+
+
+def phase_evidence(phase: Mapping[str, Any], window: Mapping[str, Any] | None, *, engine: str,
+                   pool: int | None) -> dict[str, dict[str, Any]]:
+    """``{figure: Figure.as_dict()}`` for one phase (`phases` row) and its stable window."""
+    out: dict[str, Figure] = {}
+    if phase.get("input_confidence") is not None:
+        out["input_tokens"] = Figure(phase.get("input_tokens"), phase["input_confidence"], phase["input_how"],
+                                     phase.get("input_bound"))
+    if phase.get("concurrency") is not None:
+        how = "given (--concurrency)" if phase.get("concurrency_source") == "given" else \
+            "the plateau of printed running requests"
+        out["concurrency"] = Figure(phase["concurrency"], EXACT, how)
+    if window is not None:
+        out["gen_tps_mean"] = Figure(window["gen_tps_mean"], EXACT,
+                                     f"mean of the {window['samples']} printed gen throughputs of the stable window")
+        context = context_figure(window, engine=engine, pool=pool)
+        if context is not None:
+            out["context_tokens_per_request"] = context
+    return {k: f.as_dict() for k, f in out.items()}
+
+
+def context_figure(window: Mapping[str, Any], *, engine: str, pool: int | None) -> Figure | None:
+    """A stable window's KV context per request: SGLang's printed `#token` ÷ running (exact);
+    vLLM's KV usage % × the pool ÷ running (estimated: 0.1 % of the pool, and a KV block)."""
+    value, n = window.get("context_tokens_per_request"), window.get("concurrency")
+    if value is None:
+        return None
+    if engine == "sglang":
+        return Figure(value, EXACT, "printed #token ÷ running requests, mean over the window")
+    bound = (USAGE_ROUNDING * pool / n if pool and n else 0.0) + BLOCK_ROUNDING
+    return Figure(value, ESTIMATED, "KV usage % × the pool ÷ running requests, mean over the window", bound)
+
+
+__all__ = ["context_figure", "phase_evidence", "startup_evidence"]
