@@ -161,7 +161,8 @@ def analyze_start(tables: Mapping[str, pl.DataFrame], *, engine: str, source: st
     interruptions = phases_mod.assign_phase(_preemption_lines(tables), phases)
     samples = phases_mod.assign_phase(samples, phases)
     phases = phase_inputs(phases, samples=samples, chunks=chunks, engine=engine, preemptions=interruptions,
-                          context_len=startup.get("context_len"))
+                          context_len=startup.get("context_len"), since_last_log=_vllm_v0(tables),
+                          preemptions_printed=_preemptions_printed(tables, engine))
     marked = windows_mod.mark_stable(samples, phases)
     windows = windows_mod.stable_windows(marked, phases, min_samples=min_samples, min_duration_s=min_duration_s)
     windows = windows_mod.without_impossible_context(windows, phases, context_len=startup.get("context_len"))
@@ -252,6 +253,22 @@ def _segment_rows(segments: pl.DataFrame, parts: Mapping[int, Analysis]) -> pl.D
                        **{k: part.identity.get(k) for k in IDENTITY_KEYS})
         rows.append(row)
     return pl.DataFrame(rows, schema=SEGMENT_ROW_SCHEMA, orient="row")
+
+
+def _vllm_v0(tables: Mapping[str, pl.DataFrame]) -> bool:
+    """vLLM V0 stats lines (they print `Swapped: N reqs`): each throughput is measured since the
+    engine's previous log, not over a fixed interval."""
+    stats = table(tables, "engine_stats", {"swapped": pl.Int64()})
+    return bool(stats.get_column("swapped").is_not_null().any())
+
+
+def _preemptions_printed(tables: Mapping[str, pl.DataFrame], engine: str) -> bool:
+    """Whether a preemption would show: vLLM's stats print a `Preemptions` count (0.11.2+), or
+    V0 prints a warning per preemption; SGLang prints its retractions."""
+    if engine != "vllm" or _vllm_v0(tables):
+        return True
+    stats = table(tables, "engine_stats", {"preemptions": pl.Int64()})
+    return bool(stats.get_column("preemptions").is_not_null().any())
 
 
 def _preemption_lines(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

@@ -63,13 +63,18 @@ class PhaseInput:
 
 
 def phase_inputs(phases: pl.DataFrame, *, samples: pl.DataFrame, chunks: pl.DataFrame | None, engine: str,
-                 preemptions: pl.DataFrame | None = None, context_len: int | None = None) -> pl.DataFrame:
+                 preemptions: pl.DataFrame | None = None, context_len: int | None = None,
+                 since_last_log: bool = False, preemptions_printed: bool = True) -> pl.DataFrame:
     """Add the `INPUT_SCHEMA` columns to `phases` (see the module docstring).
 
     `chunks` (SGLang `prefill.prefill_chunks` rows) needs a ``phase`` column; `preemptions`
     (``phase``, ``line_no``, ``count``, ``tokens_gained``) are the retraction / preemption
     lines: a recomputed prompt is not counted twice. `context_len` is the model's maximum
-    length: an input above it is impossible and not reported.
+    length: an input above it is impossible and not reported. `since_last_log` (vLLM V0) says each
+    throughput was measured since the engine's previous log, an interval the timestamps do not
+    pin down after idle time: the prompt-throughput figure is then a guess, as it is when the
+    stats print no preemption count (`preemptions_printed` False: vLLM V1 before 0.11.2), unless
+    the KV context agrees with it.
     """
     if phases.is_empty():
         return phases.with_columns(pl.lit(None, dtype=d).alias(c) for c, d in INPUT_SCHEMA.items())
@@ -82,7 +87,8 @@ def phase_inputs(phases: pl.DataFrame, *, samples: pl.DataFrame, chunks: pl.Data
             found = sglang_input(chunks.filter(pl.col("phase") == ph["phase"]), ph,
                                  retractions=_of_phase(preemptions, ph), full=full)
         if found.figure is None:
-            kv_based = vllm_input(ph, samples, step=step, preemptions=preemptions, full=full)
+            kv_based = vllm_input(ph, samples, step=step, preemptions=preemptions, full=full,
+                                  since_last_log=since_last_log, preemptions_printed=preemptions_printed)
             found.figure, found.problem = kv_based.figure, found.problem or kv_based.problem
         rows.append(within_model(found, context_len, ph["phase"]).row())
     return phases.with_columns(pl.Series(c, [r[c] for r in rows], dtype=d) for c, d in INPUT_SCHEMA.items())
@@ -108,48 +114,61 @@ def first_full_sample(samples: pl.DataFrame, ph: dict[str, Any]) -> dict[str, An
 
 def sglang_input(part: pl.DataFrame, ph: dict[str, Any], *, retractions: pl.DataFrame | None,
                  full: dict[str, Any] | None) -> PhaseInput:
-    """SGLang: Σ (new + cached) ÷ requests, checked against the Decode lines' context."""
-    total = part.get_column("new_token").sum() + part.get_column("cached_token").sum()
-    share = float(part.get_column("cached_token").sum() / total) if total else None
+    """SGLang: Σ (new + cached) ÷ requests, checked against the chunks' own `#cached-token`
+    (today's SGLang prints 0 on a continuing chunk) and the Decode lines' context."""
     tokens, n_req = phase_input_exact(part, retractions=retractions)
     if tokens is None:
-        return PhaseInput(cached_share=share)
-    how = f"Σ (new + cached) tokens of {part.height} Prefill line(s) ÷ {n_req} requests"
-    found = PhaseInput(Figure(tokens, EXACT, how), n_req, share)
-    if full is None:
-        return found
-    ctx, p = float(full["context_per_request"]), ph["phase"]
-    limit = ctx * (1 + CONTEXT_SLACK) + 1
-    if tokens <= limit:
-        return found
+        return PhaseInput(cached_share=_cached_share(part))
+    found = PhaseInput(Figure(tokens, EXACT, f"Σ (new + cached) tokens of {part.height} Prefill line(s) ÷ "
+                                             f"{n_req} requests"), n_req, _cached_share(part))
+    limit = None if full is None else float(full["context_per_request"]) * (1 + CONTEXT_SLACK) + 1
+    continuing = part.filter((pl.col("chunk") >= 1) & (pl.col("cached_token") > 0))
     first_only, _ = phase_input_exact(part, retractions=retractions, cached="first")
-    where = f"{ctx:,.0f} tokens of context per request in the Decode line at line {full['line_no']}"
-    if first_only is not None and first_only <= limit:
-        found.figure = Figure(first_only, ESTIMATED,
-                              "Σ new tokens + the cached tokens of each request's first chunk ÷ "
-                              f"{n_req} requests", max(limit - first_only, 0.0))
-        found.problem = (f"phase {p}: the Prefill lines give {tokens:,} input tokens per request (Σ new + "
-                         f"cached ÷ {n_req}), more than the {where}: their #cached-token counts a request's "
-                         f"earlier chunks; the input is taken without those ({first_only:,}, estimated)")
-    elif (share or 0.0) <= SHARED_PREFIX:
-        found.context_problem = (f"phase {p}: the {where} is less than the input of {tokens:,} the Prefill "
-                                 "lines count: the Decode lines' #token is not the requests' whole context "
-                                 "(a context-parallel rank's share?); context per request is not reported")
+    if continuing.height and first_only is not None:
+        upper = tokens if limit is None else max(min(tokens, limit), first_only)
+        found.figure = Figure(first_only, ESTIMATED, "Σ new tokens + the cached tokens of each request's first "
+                              f"chunk ÷ {n_req} requests", upper - first_only)
+        found.cached_share = _cached_share(part.filter(pl.col("chunk") == 0))
+        found.problem = (f"phase {ph['phase']}: continuing prefill chunks print a #cached-token (line "
+                         f"{continuing.get_column('line_no').min()}: {continuing.get_column('cached_token')[0]:,}), "
+                         f"which today's SGLang prints as 0: it counts the request's earlier chunks, so Σ (new + "
+                         f"cached) ÷ {n_req} would give {tokens:,} input tokens per request; taken without them: "
+                         f"{first_only:,} (estimated)")
+    value = float(found.figure.value or 0) if found.figure is not None else 0.0
+    if full is not None and limit is not None and value > limit and (found.cached_share or 0.0) <= SHARED_PREFIX:
+        found.context_problem = (f"phase {ph['phase']}: the {float(full['context_per_request']):,.0f} tokens of "
+                                 f"context per request in the Decode line at line {full['line_no']} are fewer than "
+                                 f"the input of {value:,.0f} the Prefill lines count: the Decode lines' #token is "
+                                 "not the requests' whole context (a context-parallel rank's share?); context per "
+                                 "request is not reported")
     return found
 
 
+def _cached_share(part: pl.DataFrame) -> float | None:
+    """The share of the prompt tokens of `part` served from the prefix cache."""
+    total = part.get_column("new_token").sum() + part.get_column("cached_token").sum()
+    return float(part.get_column("cached_token").sum() / total) if total else None
+
+
 def vllm_input(ph: dict[str, Any], samples: pl.DataFrame, *, step: float, preemptions: pl.DataFrame | None,
-               full: dict[str, Any] | None) -> PhaseInput:
+               full: dict[str, Any] | None, since_last_log: bool = False,
+               preemptions_printed: bool = True) -> PhaseInput:
     """vLLM (and SGLang without usable Prefill lines): prompt throughput × interval ÷ N, and the
-    KV context at the first full sample less what was generated by then; cross-checked."""
+    KV context at the first full sample less what was generated by then; cross-checked. An
+    estimate wins over a guess."""
     n = ph["concurrency"] or 0
     whole = samples.filter(pl.col("line_no").is_between(ph["first_line"], ph["last_line"]))
-    by_prompt = prompt_estimate(whole, ph, step=step, preemptions=preemptions)
+    by_prompt = prompt_estimate(whole, ph, step=step, preemptions=preemptions, since_last_log=since_last_log,
+                                preemptions_printed=preemptions_printed)
     by_context = context_estimate(whole, full, step=step) if n else None
     if by_prompt is None or by_context is None:
         return PhaseInput(by_prompt or by_context)
-    slack = (by_prompt.bound or 0.0) + (by_context.bound or 0.0)
-    if agree(float(by_prompt.value or 0), float(by_context.value or 0), slack=slack):
+    apart = abs(float(by_prompt.value or 0) - float(by_context.value or 0))
+    if by_prompt.confidence == GUESSED and apart <= (by_context.bound or 0.0):
+        # the guess agrees with the KV estimate: it is within their distance plus that bound
+        return PhaseInput(Figure(by_prompt.value, ESTIMATED, f"{by_prompt.how}; agrees with the KV context "
+                                 f"at line {full['line_no'] if full else '?'}", apart + (by_context.bound or 0.0)))
+    if by_prompt.confidence != GUESSED and agree(0.0, apart, slack=(by_prompt.bound or 0.0) + (by_context.bound or 0.0)):
         return PhaseInput(by_prompt)
     problem = (f"phase {ph['phase']}: prompt throughput × interval gives ~{by_prompt.value:,.0f} input tokens "
                f"per request, the KV context at line {full['line_no'] if full else '?'} ~{by_context.value:,.0f} "
@@ -159,8 +178,11 @@ def vllm_input(ph: dict[str, Any], samples: pl.DataFrame, *, step: float, preemp
 
 
 def prompt_estimate(whole: pl.DataFrame, ph: dict[str, Any], *, step: float,
-                    preemptions: pl.DataFrame | None) -> Figure | None:
-    """Σ prompt throughput × interval over the phase's samples before its first preemption ÷ N."""
+                    preemptions: pl.DataFrame | None, since_last_log: bool = False,
+                    preemptions_printed: bool = True) -> Figure | None:
+    """Σ prompt throughput × interval over the phase's samples before its first preemption ÷ N:
+    a guess when the intervals are irregular or measured since the engine's last log, or when
+    the stats print no preemption count (a recomputed prompt would count twice, unseen)."""
     n = ph["concurrency"] or 0
     part = whole
     cutoff = _first_preemption(ph, whole, preemptions)
@@ -174,10 +196,14 @@ def prompt_estimate(whole: pl.DataFrame, ph: dict[str, Any], *, step: float,
     if total <= 0:
         return None
     value = total / n
-    if regular:
+    if regular and not since_last_log:
         how = f"Σ prompt throughput × the {step:g} s stats interval ÷ N={n}"
+        if not preemptions_printed:
+            return Figure(value, GUESSED, how + "; these stats print no preemption count, so a recomputed "
+                          "prompt would count twice unseen")
         return Figure(value, ESTIMATED, how, REGULAR_SLACK * value + spread / n)
-    how = f"Σ prompt throughput × each sample's own interval ÷ N={n} (irregular V0 intervals)"
+    how = (f"Σ prompt throughput × {'each sample' + chr(39) + 's own' if not regular else 'the nominal'} interval "
+           f"÷ N={n}; vLLM V0 measures throughput since its previous log, which the timestamps do not pin down")
     return Figure(value, GUESSED, how)
 
 

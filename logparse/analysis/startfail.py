@@ -17,6 +17,8 @@ import polars as pl
 from logparse.analysis._frames import table
 from logparse.analysis.segments import last_stage
 
+TRACEBACK = "Traceback (most recent call last)"
+
 
 def _last_time(tables: Mapping[str, pl.DataFrame]) -> tuple[int | None, Any]:
     """The last timestamped line of `tables`: (line number, time)."""
@@ -33,7 +35,8 @@ def _last_time(tables: Mapping[str, pl.DataFrame]) -> tuple[int | None, Any]:
 
 
 def _after(tables: Mapping[str, pl.DataFrame], line: int) -> str:
-    """What follows `line` that tells a crash: an out-of-memory error, ERROR lines (a phrase)."""
+    """What follows `line` that tells a crash: an out-of-memory error, ERROR lines, a Python
+    traceback (SGLang prints no level), as a phrase; empty when nothing does."""
     oom = table(tables, "oom", {"recovered": pl.Boolean()}).filter(
         (pl.col("line_no") > line) & ~pl.col("recovered").fill_null(False))
     if oom.height:
@@ -44,6 +47,10 @@ def _after(tables: Mapping[str, pl.DataFrame], line: int) -> str:
     if count:
         first = min(int(e.get_column("line_no").min()) for e in errors if e.height)  # type: ignore[arg-type]
         return f"{count} ERROR line(s) from line {first}"
+    raw = table(tables, "unparsed", {"raw": pl.String()})
+    trace = raw.filter((pl.col("line_no") > line) & pl.col("raw").fill_null("").str.contains(TRACEBACK, literal=True))
+    if trace.height:
+        return f"a Python traceback at line {trace.get_column('line_no').min()}"
     return ""
 
 
