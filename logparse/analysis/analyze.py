@@ -1,6 +1,7 @@
 """Run the whole post-mortem of one log: samples → phases → windows → prefill, spec, diagnostics."""
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,13 +263,21 @@ def _vllm_v0(tables: Mapping[str, pl.DataFrame]) -> bool:
     return bool(stats.get_column("swapped").is_not_null().any())
 
 
+PREEMPTIONS_FIELD = (0, 11, 2)  # vLLM V1 prints `Preemptions: N` (when N > 0) from this release
+
+
 def _preemptions_printed(tables: Mapping[str, pl.DataFrame], engine: str) -> bool:
-    """Whether a preemption would show: vLLM's stats print a `Preemptions` count (0.11.2+), or
-    V0 prints a warning per preemption; SGLang prints its retractions."""
+    """Whether a preemption would show: vLLM V1's stats print a `Preemptions` count from 0.11.2
+    (known from the version line, or from a count printed), V0 a warning per preemption;
+    SGLang prints its retractions."""
     if engine != "vllm" or _vllm_v0(tables):
         return True
     stats = table(tables, "engine_stats", {"preemptions": pl.Int64()})
-    return bool(stats.get_column("preemptions").is_not_null().any())
+    if stats.get_column("preemptions").is_not_null().any():
+        return True
+    version = first_non_null(table(tables, "config", {"version": pl.String()}), "version")
+    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(version or ""))
+    return match is not None and tuple(int(g or 0) for g in match.groups()) >= PREEMPTIONS_FIELD
 
 
 def _preemption_lines(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

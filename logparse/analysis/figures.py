@@ -8,9 +8,12 @@ context per request (SGLang's printed token count; vLLM's usage percentage × po
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from logparse.analysis.analyze import Analysis
 
 from logparse.analysis.evidence import ESTIMATED, EXACT, Figure
 from logparse.analysis.inputs import BLOCK_ROUNDING, USAGE_ROUNDING
@@ -73,4 +76,35 @@ def context_figure(window: Mapping[str, Any], *, engine: str, pool: int | None) 
     return Figure(value, ESTIMATED, "KV usage % × the pool ÷ running requests, mean over the window", bound)
 
 
-__all__ = ["context_figure", "phase_evidence", "startup_evidence"]
+EVIDENCE_SCHEMA: dict[str, pl.DataType] = {
+    "segment": pl.Int64(), "phase": pl.Int64(), "figure": pl.String(), "value": pl.Float64(),
+    "confidence": pl.String(), "how": pl.String(), "bound": pl.Float64(),
+}
+
+
+def evidence_frame(a: Analysis) -> pl.DataFrame:
+    """Every figure of a post-mortem with its evidence (`EVIDENCE_SCHEMA`): each engine start's
+    start-up figures (``phase`` null), then each phase's."""
+    from logparse.analysis.diagnostics import effective_capacity
+
+    rows: list[dict[str, Any]] = []
+    for startup in a.startups or [a.startup]:
+        for name, ev in (startup.get("evidence") or {}).items():
+            rows.append({"segment": startup.get("segment"), "phase": None, "figure": name,
+                         "value": _number(startup.get(name)), **ev})
+    windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
+    pool = effective_capacity(a.samples) or a.startup.get("kv_pool_tokens")
+    for ph in a.phases.iter_rows(named=True):
+        w = windows.get(ph["phase"])
+        for name, ev in phase_evidence(ph, w, engine=a.engine, pool=pool).items():
+            value = ph.get(name) if name in ("input_tokens", "concurrency") else (w or {}).get(name)
+            rows.append({"segment": ph.get("segment"), "phase": ph["phase"], "figure": name,
+                         "value": _number(value), **ev})
+    return pl.DataFrame(rows, schema=EVIDENCE_SCHEMA, orient="row")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+__all__ = ["EVIDENCE_SCHEMA", "context_figure", "evidence_frame", "phase_evidence", "startup_evidence"]
