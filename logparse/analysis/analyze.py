@@ -104,8 +104,8 @@ def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = ""
         raise InputError(f"{source or 'log'}: post-mortem analysis supports vllm and sglang logs, not {engine!r}")
     found = segments_mod.find_segments(tables)
     chosen = _chosen(found, segment, source)
-    options = {"concurrency": concurrency, "idle_gap_s": idle_gap_s, "min_samples": min_samples,
-               "min_duration_s": min_duration_s, "spec_tokens": spec_tokens}
+    options: dict[str, Any] = {"concurrency": concurrency, "idle_gap_s": idle_gap_s, "min_samples": min_samples,
+                               "min_duration_s": min_duration_s, "spec_tokens": spec_tokens}
     parts: list[Analysis] = []
     offset = 0
     for row in chosen.iter_rows(named=True):

@@ -18,7 +18,7 @@ Confidence = Literal["exact", "estimated", "guessed"]
 EXACT: Confidence = "exact"
 ESTIMATED: Confidence = "estimated"
 GUESSED: Confidence = "guessed"
-MARKS = {EXACT: "", ESTIMATED: "~", GUESSED: "?"}
+MARKS: dict[str, str] = {EXACT: "", ESTIMATED: "~", GUESSED: "?"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,7 +130,7 @@ def sglang_input(part: pl.DataFrame, ph: dict[str, Any], *, retractions: pl.Data
                               f"chunk ÷ {n_req} requests", upper - first_only)
         found.cached_share = _cached_share(part.filter(pl.col("chunk") == 0))
         found.problem = (f"phase {ph['phase']}: continuing prefill chunks print a #cached-token (line "
-                         f"{continuing.get_column('line_no').min()}: {continuing.get_column('cached_token')[0]:,}), "
+                         f"{_first_int(continuing, 'line_no')}: {_first_int(continuing, 'cached_token'):,}), "
                          f"which today's SGLang prints as 0: it counts the request's earlier chunks, so Σ (new + "
                          f"cached) ÷ {n_req} would give {tokens:,} input tokens per request; taken without them: "
                          f"{first_only:,} (estimated)")
@@ -146,8 +146,14 @@ def sglang_input(part: pl.DataFrame, ph: dict[str, Any], *, retractions: pl.Data
 
 def _cached_share(part: pl.DataFrame) -> float | None:
     """The share of the prompt tokens of `part` served from the prefix cache."""
-    total = part.get_column("new_token").sum() + part.get_column("cached_token").sum()
-    return float(part.get_column("cached_token").sum() / total) if total else None
+    cached = float(part.get_column("cached_token").sum())
+    total = float(part.get_column("new_token").sum()) + cached
+    return cached / total if total else None
+
+
+def _first_int(part: pl.DataFrame, column: str) -> int:
+    """`column` of `part`'s first line (by line number)."""
+    return int(part.sort("line_no").get_column(column)[0])
 
 
 def vllm_input(ph: dict[str, Any], samples: pl.DataFrame, *, step: float, preemptions: pl.DataFrame | None,

@@ -76,7 +76,7 @@ def _roles(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
 def last_line(tables: Mapping[str, pl.DataFrame]) -> int:
     """The log's last line number (0 for an empty log)."""
     ends = [f.get_column("line_no").max() for f in tables.values() if "line_no" in f.columns and f.height]
-    return max((int(e) for e in ends if e is not None), default=0)  # type: ignore[call-overload]
+    return max((int(e) for e in ends if e is not None), default=0)  # type: ignore[arg-type]
 
 
 def find_segments(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

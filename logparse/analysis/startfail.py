@@ -40,7 +40,7 @@ def _after(tables: Mapping[str, pl.DataFrame], line: int) -> str:
     oom = table(tables, "oom", {"recovered": pl.Boolean()}).filter(
         (pl.col("line_no") > line) & ~pl.col("recovered").fill_null(False))
     if oom.height:
-        return f"an out-of-memory error at line {oom.get_column('line_no').min()}"
+        return f"an out-of-memory error at line {int(oom.get_column('line_no').min())}"  # type: ignore[arg-type]
     errors = [f.filter((pl.col("line_no") > line) & pl.col("level").is_in(["ERROR", "CRITICAL"]))
               for f in tables.values() if "level" in f.columns and f.height]
     count = sum(e.height for e in errors)
@@ -50,7 +50,7 @@ def _after(tables: Mapping[str, pl.DataFrame], line: int) -> str:
     raw = table(tables, "unparsed", {"raw": pl.String()})
     trace = raw.filter((pl.col("line_no") > line) & pl.col("raw").fill_null("").str.contains(TRACEBACK, literal=True))
     if trace.height:
-        return f"a Python traceback at line {trace.get_column('line_no').min()}"
+        return f"a Python traceback at line {int(trace.get_column('line_no').min())}"  # type: ignore[arg-type]
     return ""
 
 
