@@ -3,23 +3,16 @@ equals the emulator's truth, every estimated one is within the bound it states, 
 outside what the run made physically possible."""
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
+import dataclasses
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from emulated_runs import FAST, STARTUP, analyse
+from hypothesis import given
 from hypothesis import strategies as st
 
-from logparse.analysis import Analysis, analyze_log, summary_dict
-from logparse.emulate import SGLANG_ERAS, VLLM_ERAS, LogStyle, PhaseParams, RunParams, StartupParams, emulate
-
-EXAMPLES = settings(max_examples=int(os.environ.get("LOGPARSE_ANALYSIS_EXAMPLES", "14")), deadline=None,
-                    derandomize=not os.environ.get("LOGPARSE_ANALYSIS_RANDOM"),
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-STARTUP = dict(pre_load_s=9.0, weight_load_s=6.5, shards=4, init_s=30.0, cuda_graph_s=9.0)
-
+from logparse.analysis import summary_dict
+from logparse.emulate import SGLANG_ERAS, VLLM_ERAS, LogStyle, PhaseParams, RunParams
 
 @st.composite
 def runs(draw: st.DrawFn) -> RunParams:
@@ -36,16 +29,8 @@ def runs(draw: st.DrawFn) -> RunParams:
     return RunParams(engine=engine, era=era, seed=draw(st.integers(0, 5000)), tp=max(dcp, draw(st.sampled_from([1, 2]))),
                      dcp_size=dcp, cached_counts_chunks=engine == "sglang" and draw(st.booleans()),
                      max_num_batched_tokens=draw(st.sampled_from([8192, 16384])),
-                     startup=StartupParams(**STARTUP, max_model_len=65_536, kv_pool_tokens=600_000),  # type: ignore[arg-type]
+                     startup=dataclasses.replace(STARTUP, max_model_len=65_536, kv_pool_tokens=600_000),
                      phases=phases, style=LogStyle(access_log=False))
-
-
-def _analyse(params: RunParams) -> tuple[dict[str, Any], Analysis]:
-    run = emulate(params)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "run.log"
-        run.write(path)
-        return run.truth, analyze_log(path, engine=params.engine, year=int(params.start[:4]))
 
 
 def _check(name: str, value: float | None, evidence: dict[str, Any] | None, truth: float) -> None:
@@ -58,10 +43,10 @@ def _check(name: str, value: float | None, evidence: dict[str, Any] | None, trut
         assert abs(value - truth) <= evidence["bound"] + 1e-3, (name, value, truth, evidence)
 
 
-@EXAMPLES
+@FAST
 @given(runs())
 def test_figures_are_as_sure_as_they_say(params: RunParams) -> None:
-    truth, a = _analyse(params)
+    truth, a = analyse(params)
     summary = summary_dict(a)
     pool = summary["startup"]["evidence"].get("kv_pool_tokens")
     _check("kv_pool_tokens", summary["startup"]["kv_pool_tokens"], pool, truth["startup"]["kv_pool_tokens"])
@@ -77,10 +62,10 @@ def test_figures_are_as_sure_as_they_say(params: RunParams) -> None:
         _check("context", stable["context_tokens_per_request"], ev.get("context_tokens_per_request"), ctx_truth)
 
 
-@EXAMPLES
+@FAST
 @given(runs())
 def test_no_figure_outside_what_the_run_made_possible(params: RunParams) -> None:
-    truth, a = _analyse(params)
+    truth, a = analyse(params)
     limit = params.startup.max_model_len
     for ph in summary_dict(a)["phases"]:
         if ph["input_tokens"] is not None:
