@@ -277,8 +277,7 @@ def render_summary(summary: dict[str, Any]) -> str:
     s = summary["startup"]
     out = [f"{summary['source']}: {summary['engine']}" + (f" {summary['version']}" if summary["version"] else "")]
     segments = summary.get("segments") or []
-    not_ready = {d.get("message", "").split(":", 1)[0] for d in summary["diagnostics"]
-                 if d["code"] == "start_not_ready"}
+    hung = any(d["code"] == "start_not_ready" for d in summary["diagnostics"])
     if len(segments) > 1:
         out += ["", f"engine starts: {len(segments)} (each analysed on its own; `--segment K` for one)",
                 render_segments(segments)]
@@ -286,10 +285,10 @@ def render_summary(summary: dict[str, Any]) -> str:
             if seg["startup"] is not None:
                 what = f"start {seg['segment']} (lines {seg['first_line']}-{seg['last_line']})"
                 out += ["", f"startup of {what}",
-                        render_startup(seg["startup"], never_ready=f"start {seg['segment']}" in not_ready)]
+                        render_startup(seg["startup"], never_ready=hung and seg["ready"] is False)]
                 out += render_cold_start(seg["startup"], f"cold start of {what} (s since its first line)")
     else:
-        out += ["", "startup", render_startup(s, never_ready=bool(not_ready))]
+        out += ["", "startup", render_startup(s, never_ready=hung)]
         out += render_cold_start(s, "cold start (s since the first line)")
     out += ["", "phases and stable decode windows", render_windows(summary)]
     pf_rows = []
