@@ -57,6 +57,10 @@ EXPECTED = {
             "what": "flashinfer_jit_backend"},
         6: {"kind": "jit_compile", "ts": "2025-03-27 21:33:31,890", "what": "flashinfer_jit_load"},
     },
+    "sgldocs_profiled_value_negative.log": {
+        6: {"kind": "kv_pool", "ts": "2026-02-11 06:45:01", "rank": None, "max_total_tokens": 20480,
+            "profiled_tokens": -89624},
+    },
     "issue7547_python_logging_file.log": {
         1: {"kind": "unparsed"},
         2: {"kind": "warning", "ts": "2025-06-27 18:49:53,611", "level": "WARNING", "rank": None,

@@ -13,6 +13,8 @@ from typing import Any
 import polars as pl
 
 from logparse.analysis._frames import first_non_null, table
+from logparse.analysis.evidence import ESTIMATED, EXACT, GUESSED, Figure
+from logparse.analysis.figures import startup_evidence
 
 TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "stage": pl.String(),
@@ -179,9 +181,14 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     Keys: ``weights_gib``, ``weight_load_s``, ``kv_pool_tokens``, ``kv_gib``, ``max_concurrency``
     (as vLLM prints it), ``context_len``, ``max_running_requests``, ``cuda_graph_s``,
     ``cuda_graph_gib``, ``compile_s``, ``init_s``, ``init_s_inferred``, ``ready_s``,
-    ``activation_gib``, ``non_torch_gib``. Figures printed by every rank are the first rank's
-    (rank 0; for SGLang graph capture, its target and draft captures added up).
+    ``activation_gib``, ``non_torch_gib``, ``evidence`` (`figures.startup_evidence`). Figures printed by every rank are the first rank's
+    (rank 0; for SGLang graph capture, its target and draft captures added up). A log of
+    several engine starts gives its first start's figures (`segments.first_segment_tables`):
+    two starts' captures are never added up.
     """
+    from logparse.analysis.segments import first_segment_tables
+
+    tables = first_segment_tables(tables)
     weights = table(tables, "weight_load", _WEIGHT)
     graphs = table(tables, "cuda_graph", _GRAPH)
     jit = table(tables, "jit_compile", _JIT)
@@ -237,7 +244,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
             init_s = (ready - ends.get_column("time")[0]).total_seconds()
             inferred = True
     max_conc = first_non_null(kv, "max_concurrency")
-    return {
+    figures = {
         "weights_gib": weights_gib, "weight_load_s": load_s, "kv_pool_tokens": pool, "kv_gib": kv_gib,
         "max_concurrency": max_conc, "context_len": context,
         "max_running_requests": first_non_null(kv, "max_running_requests"),
@@ -247,27 +254,42 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         "activation_gib": first_non_null(mem, "peak_activation_gib"),
         "non_torch_gib": first_non_null(mem, "non_torch_gib"),
     }
+    return {**figures, "evidence": startup_evidence(tables, figures)}
 
 
 def kv_pool_tokens(tables: Mapping[str, pl.DataFrame]) -> int | None:
-    """The target model's KV pool in tokens.
+    """The target model's KV pool in tokens (`kv_pool_figure`'s value)."""
+    figure = kv_pool_figure(tables)
+    return None if figure is None else int(figure.value)  # type: ignore[arg-type]
+
+
+def kv_pool_figure(tables: Mapping[str, pl.DataFrame]) -> Figure | None:
+    """The target model's KV pool in tokens, and how sure it is.
 
     SGLang's capacity line (`max_total_num_tokens=…, context_len=…`) wins, since a draft model
-    allocates a second, larger pool; else the first `GPU KV cache size` / `#tokens` line. vLLM V0
-    prints only blocks: `# GPU blocks` × the default block size 16 when that agrees (within 1 %)
-    with `Maximum concurrency` × tokens per request, else that product.
+    allocates a second, larger pool; else the first `GPU KV cache size` / `#tokens` line (exact).
+    vLLM V0 prints only blocks: `# GPU blocks` × the default block size 16 when that agrees
+    (within 1 %) with `Maximum concurrency` × tokens per request (estimated), or when nothing
+    else says (guessed: the block size is not printed); else that product (estimated, the
+    concurrency printed to 2 decimals).
     """
     kv = table(tables, "kv_pool", _KV)
     with_tokens = kv.filter(pl.col("tokens").is_not_null())
     capacity = with_tokens.filter(pl.col("context_len").is_not_null() | pl.col("max_running_requests").is_not_null())
     value = first_non_null(capacity, "tokens") if capacity.height else first_non_null(with_tokens, "tokens")
     if value is not None:
-        return int(value)  # type: ignore[call-overload]
+        return Figure(int(value), EXACT, "printed pool size")  # type: ignore[call-overload]
     blocks = first_non_null(kv, "gpu_blocks")
     conc, per_request = first_non_null(kv, "max_concurrency"), first_non_null(kv, "per_request_tokens")
     implied = float(conc) * float(per_request) if conc is not None and per_request is not None else None  # type: ignore[arg-type]
     if blocks is not None:
         by_blocks = int(blocks) * 16  # type: ignore[call-overload]
-        if implied is None or abs(by_blocks - implied) <= 0.01 * implied:
-            return by_blocks
-    return None if implied is None else int(round(implied))
+        if implied is None:
+            return Figure(by_blocks, GUESSED, "# GPU blocks × 16, vLLM's default block size (not printed)")
+        if abs(by_blocks - implied) <= 0.01 * implied:
+            return Figure(by_blocks, ESTIMATED, "# GPU blocks × the block size 16, agreeing with maximum "
+                          "concurrency × tokens per request", 0.01 * implied)
+    if implied is None:
+        return None
+    return Figure(int(round(implied)), ESTIMATED, "maximum concurrency × tokens per request",
+                  0.005 * float(per_request))  # type: ignore[arg-type]

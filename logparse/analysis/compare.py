@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from logparse.analysis.analyze import Analysis
+from logparse.analysis.comparable import with_comparability
+from logparse.analysis.identity import IDENTITY_KEYS
 from logparse.analysis.degradation import degradation, render_degradation
 from logparse.analysis.text import fmt, render_table, tokens_label
 from logparse.escape import for_terminal
@@ -30,6 +32,13 @@ COMPARE_SCHEMA: dict[str, pl.DataType] = {
     "cv": pl.Float64(),
     "trusted": pl.Boolean(),
     "note": pl.String(),
+    "segment": pl.Int64(),
+    "input_confidence": pl.String(),
+    "model": pl.String(),
+    "tensor_parallel": pl.Int64(),
+    "data_parallel": pl.Int64(),
+    "speculative": pl.Boolean(),
+    "quantization": pl.String(),
 }
 
 
@@ -72,13 +81,15 @@ def _phase_rows(a: Analysis) -> list[dict[str, object]]:
     """A `compare_rows` row for each phase of one log."""
     windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
     reasons = {r["phase"]: r["reason"] for r in a.no_window.iter_rows(named=True)}
+    identities = {r["segment"]: {k: r[k] for k in IDENTITY_KEYS} for r in a.segments.iter_rows(named=True)}
     rows = []
     for ph in a.phases.iter_rows(named=True):
         w = windows.get(ph["phase"], {})
         rows.append({
             **dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "engine": a.engine, "phase": ph["phase"],
             "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
-            "concurrency": ph["concurrency"],
+            "input_confidence": ph.get("input_confidence"), "segment": ph.get("segment"),
+            **identities.get(ph.get("segment"), a.identity), "concurrency": ph["concurrency"],
             **{k: w.get(k) for k in ("samples", "duration_s", "gen_tps_mean", "gen_tps_min", "gen_tps_max",
                                      "per_request_tps", "per_request_tps_peak", "ms_per_token", "cv",
                                      "trusted")},
@@ -113,10 +124,14 @@ def _labels(frame: pl.DataFrame, tolerance: float) -> list[str | None]:
 
 
 def compare_degradation(rows: pl.DataFrame) -> pl.DataFrame:
-    """Degradation ratios per engine across the compared logs (`degradation.DEGRADATION_SCHEMA`)."""
-    usable = rows.filter(pl.col("per_request_tps").is_not_null())
-    out = degradation(usable, by="engine", label="source")
-    return out.rename({"group": "engine"})
+    """Degradation ratios per engine across the compared logs (`degradation.DEGRADATION_SCHEMA`):
+    only between trusted windows of comparable runs (same engine, model, TP/DP sizes, spec
+    decoding, quantisation and N: `comparable`); the others are `comparability_warnings`."""
+    usable = with_comparability(rows.filter(pl.col("per_request_tps").is_not_null() & pl.col("trusted").fill_null(False)))
+    engine_of = dict(zip(usable.get_column("comparable").to_list(), usable.get_column("engine").to_list()))
+    out = degradation(usable, by="comparable", label="source")
+    return out.with_columns(pl.col("group").replace_strict(engine_of, default=None).alias("group")) \
+        .rename({"group": "engine"})
 
 
 WARNING_SCHEMA: dict[str, pl.DataType] = {"source": pl.String(), "code": pl.String(), "message": pl.String()}
@@ -154,7 +169,8 @@ def render_compare(rows: pl.DataFrame, degr: pl.DataFrame, warnings: pl.DataFram
     if notes:
         out += ["", *notes]
     if warnings is not None and warnings.height:
-        out += ["", *(for_terminal(f"{w['source']}: input warning: {w['message']}")
+        out += ["", *(for_terminal(f"{w['source']}: input warning: {w['message']}" if w["code"].startswith("input_")
+                                   else f"warning: {w['code']}: {w['message']}")
                       for w in warnings.iter_rows(named=True))]
     return "\n".join(out)
 

@@ -5,7 +5,7 @@
 | `kv_pool_below_context` | warning | the KV pool holds fewer tokens than the configured context length |
 | `concurrency_above_kv_capacity` | warning / info | N requests of the phase's length overflow the pool (warning); N above the engine's own max concurrency at full length (info) |
 | `oom_retries` | warning | recovered out-of-memory events (e.g. FlashInfer autotuner falling back) |
-| `oom_fatal` | error | out-of-memory that was not recovered |
+| `oom_fatal` | error | out-of-memory that was not recovered, each once (`distinct_ooms`) |
 | `runtime_jit` | warning | JIT / compile lines after the server was ready or inside a measured phase |
 | `preemptions_in_phase` | warning | vLLM `Preemptions:` / V0 preemption warnings / SGLang retractions inside a phase |
 | `spec_acceptance_collapse` | warning | speculative decoding accepts almost nothing (accept len < 1.5 or rate < 10 %) |
@@ -16,6 +16,13 @@
 | `kv_cache_overcommitted` | warning | vLLM's KV cache exceeds its memory budget: vLLM's own `--kv-cache-memory=… to fit` figure when printed, else recomputed (`kv_overcommit`) |
 | `max_running_requests_reduced` | info | SGLang cut max_running_requests for lack of pool capacity |
 | `error_lines` | error | the engine printed ERROR lines |
+| `unparsed_<kind>` | warning | lines that look like a reported line family (`Decode batch`, vLLM stats, OOM, ...) but no rule typed them (`unparsed.unparsed_families`) |
+| `input_estimates_disagree` | warning | two independent estimates of a phase's input length disagree (`inputs`) |
+| `context_contradicts_input` | warning | the Decode lines' context per request is below the input length the Prefill lines count |
+| `impossible_value` | warning | a figure no engine can print (a KV usage above 100 %): not used as a result |
+| `start_not_ready` | error / warning | the engine never said it was ready: the last start-up stage reached and the time since (`startfail`) |
+| `kv_profile_negative` | error / warning | SGLang profiled a KV pool below the asked `--max-total-tokens` (negative: no room at all) |
+| `restarts` | info | the log holds several engine starts, analysed one by one (`segments`) |
 | `input_read` | warning | reading met a problem: a compressed stream ends early or is corrupt, long lines cut, the file changed |
 | `input_truncated_last_line` | warning | the input's last line has no newline (a truncated file?) |
 | `input_invalid_utf8` | warning | lines with bytes that are not UTF-8 (replaced) |
@@ -26,13 +33,15 @@ folder of tables read back carries none.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
 
 from logparse.analysis._frames import table
 from logparse.analysis.phases import assign_phase_by_time
+from logparse.analysis.startfail import kv_profile_negative, start_not_ready
+from logparse.analysis.unparsed import UnparsedFamily, unparsed_decode_stats
 from logparse.ingest.reader import ReadStats, read_problems
 
 DIAGNOSTIC_SCHEMA: dict[str, pl.DataType] = {
@@ -48,6 +57,7 @@ SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 SPEC_COLLAPSE_ACCEPT_LEN = 1.5
 SPEC_COLLAPSE_RATE = 0.10
 KV_FULL_USAGE = 0.98
+KV_NEAR_FULL = 0.90
 
 
 def _n(value: float | int | None, digits: int = 0) -> str:
@@ -60,7 +70,7 @@ def counts(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, ready: 
            phases: pl.DataFrame) -> dict[str, int]:
     """Event counts for the summary: ``oom``, ``oom_recovered``, ``preemptions``, ``retractions``,
     ``jit_compiles``, ``runtime_jit_compiles``, ``warnings``."""
-    oom = table(tables, "oom", {"recovered": pl.Boolean()})
+    oom = distinct_ooms(tables)
     pre = _preemption_rows(tables)
     retract = pre.filter(pl.col("_retract"))
     stats_pre = int(samples.get_column("preemptions").fill_null(0).sum()) if samples.height else 0
@@ -73,6 +83,40 @@ def counts(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, ready: 
         "runtime_jit_compiles": runtime_jit(tables, ready=ready, phases=phases).height,
         "warnings": table(tables, "warning", {}).height,
     }
+
+
+OOM_ECHO_S = 2.0  # one OOM printed twice (stderr, then the logger) lands within this
+
+
+def distinct_ooms(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """The `oom` lines, each out-of-memory error once: an unrecovered OOM whose message repeats
+    that of the previous one of the same process within `OOM_ECHO_S` is its echo (a HIP/CUDA
+    OOM printed by stderr and again by the engine's logger). Recovered OOMs (autotuner
+    fallbacks) are separate retries and all kept."""
+    oom = table(tables, "oom", {"recovered": pl.Boolean(), "detail": pl.String(), "pid": pl.Int64()}).sort("line_no")
+    if oom.height < 2:
+        return oom
+    fatal = ~pl.col("recovered").fill_null(False)
+    same = ((pl.col("detail") == pl.col("detail").shift(1)) & (pl.col("pid").fill_null(-1) == pl.col("pid").shift(1).fill_null(-1))
+            & fatal & fatal.shift(1))
+    close = ((pl.col("time") - pl.col("time").shift(1)).dt.total_seconds(fractional=True).abs() <= OOM_ECHO_S) \
+        .fill_null(True)
+    return oom.filter(~(same & close).fill_null(False))
+
+
+def impossible_usage(samples: pl.DataFrame) -> dict[str, Any] | None:
+    """A KV usage above 100 % printed by the engine: no pool holds more than itself, so the
+    usage figures are not the pool's (an ``impossible_value`` warning), else None."""
+    if samples.is_empty() or "kv_usage" not in samples.columns:
+        return None
+    over = samples.filter(pl.col("kv_usage") > 1.0 + 1e-9)
+    if over.is_empty():
+        return None
+    top = over.sort("kv_usage", descending=True).row(0, named=True)
+    return {"code": "impossible_value", "severity": "warning", "line_no": top["line_no"],
+            "value": float(top["kv_usage"]),
+            "message": f"{over.height} stats line(s) print a KV cache usage above 100 % (up to {top['kv_usage']:.1%} "
+                       f"at line {top['line_no']}): impossible for one pool; the usage figures are not used as results"}
 
 
 def _preemption_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
@@ -114,13 +158,19 @@ def is_empty_log(tables: Mapping[str, pl.DataFrame]) -> bool:
 
 
 def no_phases_reason(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, phases: pl.DataFrame,
-                     read_stats: ReadStats | None = None) -> str | None:
+                     read_stats: ReadStats | None = None,
+                     families: Sequence[UnparsedFamily] = ()) -> str | None:
     """Why the log has no phase of load (None when it has some), e.g. ``no decode activity (no
-    decode stats lines)``; a damaged input says so too, since it may be why."""
+    decode stats lines)``; a damaged input says so too, since it may be why, and so do decode
+    stats lines that were seen but not typed."""
     if phases.height:
         return None
+    unread = unparsed_decode_stats(list(families))
     if is_empty_log(tables):
         reason = "the log is empty"
+    elif samples.is_empty() and unread is not None:
+        reason = (f"no decode stats line could be read: {unread.lines:,} line(s) look like them but no rule "
+                  f"typed them (see {unread.code})")
     elif samples.is_empty():
         reason = "no decode activity (no decode stats lines)"
     else:
@@ -132,10 +182,9 @@ def no_phases_reason(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFram
 
 def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mapping[str, Any],
              samples: pl.DataFrame, phases: pl.DataFrame, windows: pl.DataFrame,
-             no_window: pl.DataFrame, spec: pl.DataFrame, ready: Any,
-             read_stats: ReadStats | None = None) -> pl.DataFrame:
-    """All diagnostics of one log (`DIAGNOSTIC_SCHEMA`), errors first, then warnings (those about
-    reading the input first), then info.
+             no_window: pl.DataFrame, spec: pl.DataFrame, ready: Any) -> pl.DataFrame:
+    """The diagnostics of one engine start (`DIAGNOSTIC_SCHEMA`, in `ordered` order); those about
+    the whole log are `log_diagnostics`'.
 
     Parameters
     ----------
@@ -155,9 +204,6 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
         `spec.spec_by_phase` output.
     ready
         When the server was ready (None if unknown).
-    read_stats
-        What reading the log counted (`IngestResult.stats`): its problems become ``input_*``
-        warnings.
     """
     out: list[dict[str, Any]] = []
 
@@ -181,12 +227,14 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
         peak = usage_peak.filter(pl.col("phase") == p).get_column("peak").drop_nulls()
         peak_v = float(peak[0]) if peak.len() else None
         shared = (ph.get("cached_share") or 0.0) > 0.05   # prefix-cache hits share KV between requests
-        if n and inp and capacity and not shared and n * inp > capacity:
+        # A pool the engine's own usage shows far from full did not overflow, whatever N × input says.
+        full = peak_v is None or peak_v >= KV_NEAR_FULL
+        if n and inp and capacity and not shared and full and n * inp > capacity:
             add("concurrency_above_kv_capacity", "warning",
                 f"phase {p}: N={n} requests × {_n(inp)} input tokens = {_n(n * inp)} > KV capacity of "
                 f"{_n(capacity)} tokens: requests must queue, be preempted or retracted", phase=p,
                 value=float(n * inp))
-        elif peak_v is not None and peak_v >= KV_FULL_USAGE:
+        elif peak_v is not None and KV_FULL_USAGE <= peak_v <= 1.0:
             add("concurrency_above_kv_capacity", "warning",
                 f"phase {p}: KV cache usage peaked at {peak_v:.0%} with N={n}: the pool is full", phase=p,
                 value=peak_v)
@@ -210,7 +258,7 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
             f"{r['max_running_requests']} by the KV/state pool size", line_no=r["line_no"],
             value=float(r["max_running_requests"] or 0))
 
-    oom = table(tables, "oom", {"recovered": pl.Boolean(), "detail": pl.String()})
+    oom = distinct_ooms(tables)
     if oom.height:
         soft = oom.filter(pl.col("recovered").fill_null(False))
         hard = oom.filter(~pl.col("recovered").fill_null(False))
@@ -292,28 +340,66 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
     for row in windows.filter(~pl.col("trusted")).iter_rows(named=True):
         add("short_stable_window", "info", f"phase {row['phase']}: stable window {row['note']}",
             phase=row["phase"], value=float(row["samples"]))
-    problems = input_problems(read_stats)
-    for code, message in problems:
-        add(code, "warning", message)
-    if is_empty_log(tables):
-        add("no_decode_stats", "info",
-            "the log is empty (not a single line): nothing to measure throughput on")
-    elif samples.is_empty():
-        damaged = " in what could be read (see the input warnings)" if problems else ""
-        add("no_decode_stats", "info", "no decode stats lines "
-            f"({'engine_stats' if engine == 'vllm' else 'Decode batch'}){damaged}: nothing to measure "
-            "throughput on")
+    for ph in phases.iter_rows(named=True):
+        for code, key in (("input_estimates_disagree", "input_problem"), ("context_contradicts_input",
+                                                                           "context_problem")):
+            if ph.get(key):
+                add(code, "warning", ph[key], phase=ph["phase"])
 
     errors = _error_lines(tables)
     if errors.height:
         add("error_lines", "error", f"{errors.height} ERROR line(s), first at line {errors.get_column('line_no').min()}",
             line_no=int(errors.get_column("line_no").min()), value=float(errors.height))  # type: ignore[arg-type]
+    for finding in (start_not_ready(tables, ready=ready, samples=samples), kv_profile_negative(tables),
+                    impossible_usage(samples)):
+        if finding is not None:
+            add(**finding)
+    return ordered(pl.DataFrame(out, schema=DIAGNOSTIC_SCHEMA, orient="row"))
 
-    frame = pl.DataFrame(out, schema=DIAGNOSTIC_SCHEMA, orient="row")
-    # Within a severity, input problems come first: they qualify every other finding.
+
+def ordered(frame: pl.DataFrame) -> pl.DataFrame:
+    """Diagnostics errors first, then warnings (those about reading the input first: they qualify
+    every other finding), then info; by phase and code within a severity."""
     return frame.with_columns(pl.col("severity").replace_strict(SEVERITY_ORDER, default=9).alias("_o"),
                               (~pl.col("code").str.starts_with("input_")).alias("_later")) \
         .sort("_o", "_later", "phase", "code", nulls_last=False, maintain_order=True).drop("_o", "_later")
+
+
+def log_diagnostics(tables: Mapping[str, pl.DataFrame], *, engine: str, samples: pl.DataFrame,
+                    read_stats: ReadStats | None, families: Sequence[UnparsedFamily],
+                    segments: pl.DataFrame) -> pl.DataFrame:
+    """The findings about the whole log (`DIAGNOSTIC_SCHEMA`): reading problems (``input_*``),
+    evidence seen but not typed (``unparsed_<kind>``), restarts, and no decode stats at all."""
+    rows: list[dict[str, Any]] = []
+
+    def add(code: str, severity: str, message: str, *, line_no: int | None = None,
+            value: float | None = None) -> None:
+        rows.append({"code": code, "severity": severity, "message": message, "phase": None,
+                     "line_no": line_no, "value": value})
+
+    problems = input_problems(read_stats)
+    for code, message in problems:
+        add(code, "warning", message)
+    for family in families:
+        add(family.code, "warning", family.message, line_no=family.first_line, value=float(family.lines))
+    if segments.height > 1:
+        spans = ", ".join(f"{r['first_line']}–{r['last_line']}" for r in segments.iter_rows(named=True))
+        add("restarts", "info", f"the log holds {segments.height} engine starts (lines {spans}): each is analysed "
+            "on its own, its figures never added to another's (`--segment K` for one)",
+            value=float(segments.height))
+    unread = unparsed_decode_stats(list(families))
+    if is_empty_log(tables):
+        add("no_decode_stats", "info", "the log is empty (not a single line): nothing to measure throughput on")
+    elif samples.is_empty() and unread is not None:
+        add("no_decode_stats", "warning", f"no decode stats line could be read: {unread.lines:,} line(s) look "
+            f"like them but no rule typed them (see {unread.code}): throughput was not measured, not absent",
+            line_no=unread.first_line)
+    elif samples.is_empty():
+        damaged = " in what could be read (see the input warnings)" if problems else ""
+        add("no_decode_stats", "info", "no decode stats lines "
+            f"({'engine_stats' if engine == 'vllm' else 'Decode batch'}){damaged}: nothing to measure "
+            "throughput on")
+    return pl.DataFrame(rows, schema=DIAGNOSTIC_SCHEMA, orient="row")
 
 
 BUDGET_PARTS = ("usable_gib", "weights_gib", "non_torch_gib", "peak_activation_gib", "graph_gib")

@@ -2,7 +2,7 @@
 
 A dataset written by `logparse ingest DIR --out DATASET` holds one `run=<name>` folder per log.
 Each run is analysed exactly as `logparse summary` analyses one log (`analyze_log` reads a run
-folder back with `read_table_folder`); the fleet table then picks, from each run's
+folder back with `read_folder`); the fleet table then picks, from each run's
 `summary_dict`, the facts a reader compares across servers. A run that cannot be analysed keeps
 its row, with the reason in ``error``, and does not stop the others.
 
@@ -22,6 +22,7 @@ from typing import Any, TextIO
 import polars as pl
 
 from logparse.analysis.analyze import Analysis, analyze_log
+from logparse.analysis.identity import IDENTITY_KEYS, differences
 from logparse.analysis.summary import summary_dict
 from logparse.analysis.text import fmt, render_table, tokens_label
 from logparse.errors import LogparseError
@@ -57,6 +58,12 @@ FLEET_SCHEMA: dict[str, pl.DataType] = {
     "oom": pl.Int64(),
     "preemptions": pl.Int64(),
     "retractions": pl.Int64(),
+    "segments": pl.Int64(),
+    "model": pl.String(),
+    "tensor_parallel": pl.Int64(),
+    "data_parallel": pl.Int64(),
+    "speculative": pl.Boolean(),
+    "quantization": pl.String(),
     "error": pl.String(),
 }
 
@@ -178,8 +185,34 @@ def fleet_row(run: str, summary: dict[str, Any] | None, *, error: str | None = N
         diagnostics=len(severities), diagnostic_errors=severities.count("error"),
         diagnostic_warnings=severities.count("warning"),
         oom=counts.get("oom"), preemptions=counts.get("preemptions"), retractions=counts.get("retractions"),
+        segments=len(summary.get("segments") or []) or None, **_identity(summary, best),
     )
     return row
+
+
+def _identity(summary: dict[str, Any], best: dict[str, Any] | None) -> dict[str, Any]:
+    """The identity (`identity.IDENTITY_KEYS`) of the engine start of the run's best phase (else its first)."""
+    segments = [g for g in summary.get("segments") or [] if g.get("analysed")]
+    wanted = None if best is None else best.get("segment")
+    seg = next((g for g in segments if g["segment"] == wanted), segments[0] if segments else {})
+    return {k: seg.get(k) for k in IDENTITY_KEYS}
+
+
+def fleet_comparability(rows: pl.DataFrame) -> list[str]:
+    """Notes on runs of one engine whose rows are not comparable (`identity.differences`, N)."""
+    notes = []
+    ok = rows.filter(pl.col("error").is_null() & pl.col("per_request_tps").is_not_null()).to_dicts()
+    for i, a in enumerate(ok):
+        for b in ok[i + 1:]:
+            if a["engine"] != b["engine"]:
+                continue
+            differ, _ = differences(a, b)
+            if a["concurrency"] != b["concurrency"]:
+                differ.append(f"N {a['concurrency']} vs {b['concurrency']}")
+            if differ:
+                notes.append(f"{for_terminal(a['run'])} and {for_terminal(b['run'])} are not comparable "
+                             f"({'; '.join(for_terminal(d) for d in differ)}): do not read a ratio off their rows")
+    return notes
 
 
 def fleet_rows(runs: Sequence[RunSummary]) -> pl.DataFrame:
@@ -237,6 +270,10 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
             notes.append(f"{run}: no stable decode window in any phase")
         elif not r["trusted"]:
             notes.append(f"{run}: its best stable window (phase {r['best_phase']}) is too short to trust")
+        if (r["segments"] or 1) > 1:
+            notes.append(f"{run}: {r['segments']} engine starts (restarts), each analysed on its own; "
+                         "see its summary")
+    notes += fleet_comparability(rows)
     if not body:
         return "no runs"
     # Narrower and narrower layouts (columns left out, names shortened); the first that fits is shown.
@@ -398,5 +435,5 @@ def _wrap(text: str, width: int, *, indent: str = "") -> list[str]:
 
 
 __all__ = ["FLEET_SCHEMA", "RunSummary", "analyze_runs", "best_phase", "dataset_runs", "duration",
-           "fleet_json", "fleet_row", "fleet_rows", "output_names", "previous_out_names", "progress_wanted",
+           "fleet_comparability", "fleet_json", "fleet_row", "fleet_rows", "output_names", "previous_out_names", "progress_wanted",
            "remove_stale_runs", "render_fleet", "run_label", "shorten", "write_fleet", "write_run"]

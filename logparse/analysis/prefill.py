@@ -169,8 +169,12 @@ def request_inputs(chunks: pl.DataFrame) -> pl.DataFrame:
             .select(list(schema)).cast(schema).sort("request"))  # type: ignore[arg-type]
 
 
-def phase_input_exact(chunks: pl.DataFrame, *, retractions: pl.DataFrame | None = None) -> tuple[int | None, int]:
+def phase_input_exact(chunks: pl.DataFrame, *, retractions: pl.DataFrame | None = None,
+                      cached: str = "all") -> tuple[int | None, int]:
     """Input length of a phase's requests from its Prefill lines: Σ (new + cached) ÷ requests.
+
+    ``cached="first"`` counts the cached tokens of the lines that start a request only (a fork
+    whose continuing chunks print the request's earlier chunks as `#cached-token`).
 
     A retracted request is prefilled again with its generated tokens. When every retraction
     line says how many tokens it gave back (``tokens_gained``, SGLang ≈0.5.7+), those tokens and
@@ -202,7 +206,8 @@ def phase_input_exact(chunks: pl.DataFrame, *, retractions: pl.DataFrame | None 
             retracted = int(retractions.get_column("count").fill_null(1).sum())
             gained = int(retractions.get_column("tokens_gained").sum())
     requests = int(part.get_column("completes").sum()) - retracted
-    tokens = int(part.get_column("new_token").sum() + part.get_column("cached_token").sum()) - gained
+    counted = part if cached == "all" else part.filter(pl.col("chunk") == 0)
+    tokens = int(part.get_column("new_token").sum() + counted.get_column("cached_token").sum()) - gained
     if requests <= 0 or tokens <= 0:
         return None, 0
     return int(round(tokens / requests)), requests

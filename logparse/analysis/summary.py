@@ -1,6 +1,7 @@
 """The post-mortem summary of one log: a JSON-ready dict and its terminal rendering."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import textwrap
@@ -11,6 +12,9 @@ import polars as pl
 from logparse.analysis.analyze import Analysis
 from logparse.analysis.coldstart import stages
 from logparse.analysis.degradation import render_degradation
+from logparse.analysis.diagnostics import effective_capacity
+from logparse.analysis.evidence import mark_of
+from logparse.analysis.figures import phase_evidence
 from logparse.analysis.prefill import first_request_chunks
 from logparse.escape import for_terminal
 from logparse.analysis.text import fmt, render_table, tokens_label
@@ -36,12 +40,17 @@ def _round(value: Any, digits: int = 2) -> Any:
 def summary_dict(analysis: Analysis) -> dict[str, Any]:
     """The summary as plain JSON types.
 
-    Keys: ``source``, ``engine``, ``version``, ``startup``, ``phases`` (each with ``stable``,
-    ``prefill``, ``spec``), ``no_phases_reason``, ``degradation``, ``counts``, ``diagnostics``,
-    ``options``. A phase without a stable window has ``stable: null`` and says why in
-    ``stable_note``; a log without phases says why in ``no_phases_reason`` (else null).
+    Keys: ``source``, ``engine``, ``version``, ``startup`` (the first analysed engine start's,
+    with ``evidence`` per figure), ``segments`` (one per engine start: its lines, readiness,
+    identity and start-up figures), ``phases`` (each with ``segment``, ``stable``, ``prefill``,
+    ``spec`` and ``evidence``: how sure each figure is, `figures.phase_evidence`),
+    ``no_phases_reason``, ``unparsed_evidence`` (line families seen but not typed),
+    ``degradation``, ``counts``, ``diagnostics``, ``options``. A phase without a stable window has
+    ``stable: null`` and says why in ``stable_note``; a log without phases says why in
+    ``no_phases_reason`` (else null).
     """
     a = analysis
+    pool = effective_capacity(a.samples) or a.startup.get("kv_pool_tokens")
     windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
     reasons = {r["phase"]: r["reason"] for r in a.no_window.iter_rows(named=True)}
     prefill = {r["phase"]: r for r in a.prefill.iter_rows(named=True)}
@@ -64,10 +73,12 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
         pf = prefill.get(p, {})
         sp = spec.get(p)
         phases.append({
-            "phase": p, "start": ph["start"], "end": ph["end"], "duration_s": ph["duration_s"],
-            "first_line": ph["first_line"], "last_line": ph["last_line"],
+            "phase": p, "segment": ph.get("segment"), "start": ph["start"], "end": ph["end"],
+            "duration_s": ph["duration_s"], "first_line": ph["first_line"], "last_line": ph["last_line"],
             "concurrency": ph["concurrency"], "concurrency_source": ph["concurrency_source"],
             "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
+            "input_confidence": ph.get("input_confidence"),
+            "evidence": phase_evidence(ph, w, engine=a.engine, pool=pool),
             "n_requests": ph["n_requests"], "samples": ph["n_samples"],
             "stable": stable, "stable_note": note,
             "prefill": {"input_tps_mean": _round(pf.get("input_tps_mean")),
@@ -84,11 +95,11 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
         "source": a.source,
         "engine": a.engine,
         "version": a.version,
-        "startup": {**{k: _round(v, 3) for k, v in a.startup.items()},
-                    "timeline": [{k: _round(v, 2) for k, v in r.items()}
-                                 for r in stages(a.timeline).iter_rows(named=True)]},
+        "startup": _startup_dict(a, a.startup),
+        "segments": segment_dicts(a),
         "phases": phases,
         "no_phases_reason": a.no_phases_reason,
+        "unparsed_evidence": [dataclasses.asdict(f) for f in a.unparsed],
         "degradation": [{k: _round(v, 3) for k, v in r.items() if k != "group"}
                         for r in a.degradation.iter_rows(named=True)],
         "counts": a.counts,
@@ -97,14 +108,62 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
     })
 
 
+def _startup_dict(a: Analysis, startup: dict[str, Any]) -> dict[str, Any]:
+    """One engine start's figures, rounded, with its cold-start stages (`coldstart.stages`)."""
+    timeline = a.timeline
+    if "segment" in timeline.columns and startup.get("segment") is not None:
+        timeline = timeline.filter(pl.col("segment") == startup["segment"]).drop("segment")
+    return {**{k: _round(v, 3) for k, v in startup.items()},
+            "timeline": [{k: _round(v, 2) for k, v in r.items()} for r in stages(timeline).iter_rows(named=True)]}
+
+
+def segment_dicts(a: Analysis) -> list[dict[str, Any]]:
+    """The engine starts of the log, each with the start-up figures of an analysed one."""
+    startups = {s["segment"]: s for s in a.startups}
+    out = []
+    for row in a.segments.iter_rows(named=True):
+        startup = startups.get(row["segment"])
+        out.append({**{k: _round(v, 3) for k, v in row.items()},
+                    "startup": None if startup is None else _startup_dict(a, startup)})
+    return out
+
+
+def input_label(ph: dict[str, Any]) -> str:
+    """A phase's input length as the tables print it: `64K`, `~64K` estimated, `?64K` guessed."""
+    text = tokens_label(ph["input_tokens"])
+    confidence = ph.get("input_confidence") or ("estimated" if ph.get("input_tokens_estimated") else "exact")
+    return text if text == "-" else mark_of(confidence) + text
+
+
+def evidence_notes(summary: dict[str, Any]) -> list[str]:
+    """One line per figure of the phases that is not exact: what it is and how it was obtained."""
+    notes = []
+    for ph in summary["phases"]:
+        for name, ev in (ph.get("evidence") or {}).items():
+            if ev["confidence"] == "exact":
+                continue
+            value = ph["input_tokens"] if name == "input_tokens" else (ph["stable"] or {}).get(name)
+            bound = "" if ev.get("bound") is None else f", ± {ev['bound']:,.0f}"
+            notes.append(f"phase {ph['phase']}: {FIGURE_NAMES.get(name, name)} {fmt(value, 0)} is "
+                         f"{ev['confidence']} ({ev['how']}{bound})")
+    return notes
+
+
+FIGURE_NAMES = {"input_tokens": "input", "context_tokens_per_request": "ctx/req", "kv_pool_tokens": "KV pool",
+                "init_s": "engine init", "ready_s": "ready after"}
+
+
 def render_windows(summary: dict[str, Any]) -> str:
-    """The phase and stable-window table, one row per phase, then the reason for every gap."""
+    """The phase and stable-window table, one row per phase (with its engine start when the log
+    holds several), then the reason for every gap and how each figure that is not exact was
+    obtained (`~` estimated, `?` guessed)."""
     rows, notes = [], []
+    several = len(summary.get("segments") or []) > 1
     for ph in summary["phases"]:
         s = ph["stable"]
-        inp = tokens_label(ph["input_tokens"], estimated=bool(ph["input_tokens_estimated"]))
         span = f"{fmt(_parse(ph['start']))[5:]} +{fmt(ph['duration_s'], 0)}s"
-        base = [str(ph["phase"]), span, inp, fmt(ph["concurrency"])]
+        base = [*([fmt(ph.get("segment"))] if several else []), str(ph["phase"]), span, input_label(ph),
+                fmt(ph["concurrency"])]
         if s is None:
             rows.append(base + ["0", "-", "-", "-", "-", "-", "-", "-"])
         else:
@@ -117,16 +176,30 @@ def render_windows(summary: dict[str, Any]) -> str:
             notes.append(f"phase {ph['phase']}: {label}: {ph['stable_note']}")
     if not rows:
         return f"no phases: {summary.get('no_phases_reason') or 'no decode activity'}"
-    table = render_table(rows, ["phase", "start", "input", "N", "samples", "secs", "tok/s", "min-max",
-                                "tok/s/req", "ms/tok", "cv", "ctx/req"])
+    headers = [*(["seg"] if several else []), "phase", "start", "input", "N", "samples", "secs", "tok/s",
+               "min-max", "tok/s/req", "ms/tok", "cv", "ctx/req"]
+    table = render_table(rows, headers)
+    notes += evidence_notes(summary)
     return table + ("\n\n" + "\n".join(notes) if notes else "")
 
 
+# Findings that qualify the phase table itself, printed beside it by `windows`.
+WINDOW_CODES = ("input_estimates_disagree", "context_contradicts_input", "restarts", "no_decode_stats",
+                "impossible_value")
+
+
 def input_warnings(summary: dict[str, Any]) -> list[str]:
-    """The summary's problems reading the input (its ``input_*`` diagnostics), one line each:
-    ``input warning: <message>`` (escaped for the terminal)."""
-    return [for_terminal(f"input warning: {d['message']}") for d in summary["diagnostics"]
-            if str(d["code"]).startswith("input_")]
+    """The summary's findings that qualify every figure of it, one line each (escaped for the
+    terminal): its problems reading the input (``input warning: ...``), evidence seen but not
+    typed (``unparsed_*``) and the findings about the phase table itself (`WINDOW_CODES`)."""
+    out = []
+    for d in summary["diagnostics"]:
+        code = str(d["code"])
+        if code.startswith("input_") and code != "input_estimates_disagree":
+            out.append(for_terminal(f"input warning: {d['message']}"))
+        elif code.startswith("unparsed_") or code in WINDOW_CODES:
+            out.append(for_terminal(f"{d['severity']}: {code}: {d['message']}"))
+    return out
 
 
 def _parse(value: Any) -> Any:
@@ -154,26 +227,69 @@ def _wrapped_diagnostics(diags: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
+    """One engine start's figures: `~` marks an estimate, `?` a guess (`evidence`); a start that
+    never said it was ready says so instead of a blank."""
+    ev = s.get("evidence") or {}
+
+    def shown(key: str, digits: int = 1, unit: str = "") -> str:
+        text = fmt(s.get(key), digits, unit=unit)
+        return text if text == "-" else mark_of((ev.get(key) or {}).get("confidence")) + text
+
+    ready = "never said ready" if never_ready and s.get("ready_s") is None else \
+        ("≥ " if s.get("ready_s_approx") else "") + fmt(s.get("ready_s"), 1, unit="s")
+    rows = [
+        ["weights", fmt(s.get("weights_gib"), 2, unit="GiB"), "loaded in", fmt(s.get("weight_load_s"), 1, unit="s")],
+        ["KV pool", shown("kv_pool_tokens", unit="tokens"), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
+        ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
+        ["CUDA graphs", fmt(s.get("cuda_graph_s"), 1, unit="s"), "memory", fmt(s.get("cuda_graph_gib"), 2, unit="GiB")],
+        ["compile", fmt(s.get("compile_s"), 1, unit="s"), "engine init",
+         fmt(s.get("init_s"), 1, unit="s") + (" (inferred)" if s.get("init_s_inferred") else "")],
+        ["ready after", ready, "", ""],
+    ]
+    notes = [f"  {FIGURE_NAMES.get(k, k)}: {e['confidence']} ({e['how']})" for k, e in ev.items()
+             if e["confidence"] != "exact" and k != "init_s"]
+    return "\n".join([render_table(rows, None, align="lrlr", indent="  "), *notes])
+
+
+def render_cold_start(startup: dict[str, Any], title: str) -> list[str]:
+    """The cold-start stage table of one start (nothing when it has no stage)."""
+    if not startup.get("timeline"):
+        return []
+    rows = [[t["stage"], fmt(t["ranks"]), fmt(t["seconds"], 1), fmt(t["seconds_max"], 1),
+             fmt(t["first_at_s"], 1), fmt(t["last_at_s"], 1)] for t in startup["timeline"]]
+    return ["", title, render_table(rows, ["stage", "ranks", "took", "slowest", "first at", "last at"])]
+
+
+def render_segments(segments: list[dict[str, Any]]) -> str:
+    """The engine starts of a log: lines, ready, CUDA graph capture, phases, model and TP."""
+    rows = [[str(g["segment"]), f"{g['first_line']}-{g['last_line']}",
+             "-" if g["ready"] is None else ("yes" if g["ready"] else "no"), fmt(g["ready_s"], 1),
+             fmt(g["cuda_graph_s"], 1), fmt(g["phases"]), fmt(g["model"]), fmt(g["tensor_parallel"])]
+            for g in segments]
+    return render_table(rows, ["start", "lines", "ready", "ready after s", "CUDA graphs s", "phases", "model", "TP"],
+                        align="llllrrll")
+
+
 def render_summary(summary: dict[str, Any]) -> str:
     """The whole post-mortem as readable text (control characters from the log or its path made
     visible: a file name or a logged string cannot drive the reader's terminal)."""
     s = summary["startup"]
     out = [f"{summary['source']}: {summary['engine']}" + (f" {summary['version']}" if summary["version"] else "")]
-    startup_rows = [
-        ["weights", fmt(s.get("weights_gib"), 2, unit="GiB"), "loaded in", fmt(s.get("weight_load_s"), 1, unit="s")],
-        ["KV pool", fmt(s.get("kv_pool_tokens"), unit="tokens"), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
-        ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
-        ["CUDA graphs", fmt(s.get("cuda_graph_s"), 1, unit="s"), "memory", fmt(s.get("cuda_graph_gib"), 2, unit="GiB")],
-        ["compile", fmt(s.get("compile_s"), 1, unit="s"), "engine init",
-         fmt(s.get("init_s"), 1, unit="s") + (" (inferred)" if s.get("init_s_inferred") else "")],
-        ["ready after", ("≥ " if s.get("ready_s_approx") else "") + fmt(s.get("ready_s"), 1, unit="s"), "", ""],
-    ]
-    out += ["", "startup", render_table(startup_rows, None, align="lrlr", indent="  ")]
-    if s.get("timeline"):
-        rows = [[t["stage"], fmt(t["ranks"]), fmt(t["seconds"], 1), fmt(t["seconds_max"], 1),
-                 fmt(t["first_at_s"], 1), fmt(t["last_at_s"], 1)] for t in s["timeline"]]
-        out += ["", "cold start (s since the first line)",
-                render_table(rows, ["stage", "ranks", "took", "slowest", "first at", "last at"])]
+    segments = summary.get("segments") or []
+    hung = any(d["code"] == "start_not_ready" for d in summary["diagnostics"])
+    if len(segments) > 1:
+        out += ["", f"engine starts: {len(segments)} (each analysed on its own; `--segment K` for one)",
+                render_segments(segments)]
+        for seg in segments:
+            if seg["startup"] is not None:
+                what = f"start {seg['segment']} (lines {seg['first_line']}-{seg['last_line']})"
+                out += ["", f"startup of {what}",
+                        render_startup(seg["startup"], never_ready=hung and seg["ready"] is False)]
+                out += render_cold_start(seg["startup"], f"cold start of {what} (s since its first line)")
+    else:
+        out += ["", "startup", render_startup(s, never_ready=hung)]
+        out += render_cold_start(s, "cold start (s since the first line)")
     out += ["", "phases and stable decode windows", render_windows(summary)]
     pf_rows = []
     for ph in summary["phases"]:

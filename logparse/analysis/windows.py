@@ -161,3 +161,26 @@ def _never_at_n(running: pl.Series, n: int) -> str:
     if high is None or high < n:  # type: ignore[operator]
         return f"running never reached N={n} (peak {'-' if high is None else high})"
     return f"running was never exactly N={n} (it ranged {low}–{high})"
+
+
+def without_impossible_context(windows: pl.DataFrame, phases: pl.DataFrame, *,
+                               context_len: int | None = None) -> pl.DataFrame:
+    """`windows` with no context per request that the log contradicts: none where the phase's
+    input check found the Decode lines' context below the input (``context_problem``), nor one
+    above the model's maximum length `context_len`; the window's ``note`` says why."""
+    if windows.is_empty():
+        return windows
+    flagged = phases.select("phase", pl.col("context_problem").is_not_null().alias("_contradicted")) \
+        if "context_problem" in phases.columns else phases.select("phase", pl.lit(False).alias("_contradicted"))
+    ctx = pl.col("context_tokens_per_request")
+    too_long = (ctx > context_len).fill_null(False) if context_len else pl.lit(False)
+    bad = pl.col("_contradicted").fill_null(False) | too_long
+    why = pl.when(pl.col("_contradicted").fill_null(False)).then(
+        pl.lit("context per request not reported: the Decode lines' count contradicts the input length")) \
+        .otherwise(pl.format("context per request not reported: {} tokens exceed the model's maximum length",
+                             ctx.round(0)))
+    note = pl.when(bad).then(pl.concat_str([pl.col("note"), why], separator="; ", ignore_nulls=True)) \
+        .otherwise(pl.col("note"))
+    return (windows.join(flagged, on="phase", how="left")
+            .with_columns(pl.when(bad).then(None).otherwise(ctx).alias("context_tokens_per_request"), note.alias("note"))
+            .drop("_contradicted"))

@@ -45,7 +45,8 @@ def reconcile_with_log(rows: pl.DataFrame, analysis: Analysis, *, concurrency: i
     if concurrency is None and "concurrency" in rows.columns and rows["concurrency"].drop_nulls().n_unique() == 1:
         concurrency = int(rows["concurrency"].drop_nulls()[0])
     phase = match_phase(analysis, concurrency=concurrency)
-    stable = phase.get("stable_gen_tps") if phase else None
+    # A window too short to trust is no reference: it is reported, never compared.
+    stable = phase.get("stable_gen_tps") if phase and phase.get("stable_trusted") else None
     result = reconcile(rows, server_stable_gen_tps=stable, server_phase=phase)
     result["server_log"] = analysis.source
     result["engine"] = analysis.engine

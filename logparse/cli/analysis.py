@@ -45,7 +45,7 @@ def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None
     try:
         result = ingest(log, engine=engine, year=year, tz=chosen_tz(), patterns=patterns)
         analysis = analyze(result.tables, engine=result.engine, source=result.source, read_stats=result.stats,
-                           **opts)
+                           grammar=result.grammar, **opts)
     except LogparseError:
         raise
     except Exception as exc:  # a bug: say so in one line instead of a traceback
@@ -80,9 +80,18 @@ def _render_summary(summary: dict[str, Any]) -> str:
     return render_summary({**summary, "engine": f"- ({why})"} if why else summary)
 
 
-def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float) -> dict[str, Any]:
-    return {"concurrency": concurrency, "idle_gap_s": idle_gap, "min_samples": min_samples,
-            "min_duration_s": min_duration}
+def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
+          segment: int | None = None) -> dict[str, Any]:
+    opts: dict[str, Any] = {"concurrency": concurrency, "idle_gap_s": idle_gap, "min_samples": min_samples,
+                            "min_duration_s": min_duration}
+    return opts if segment is None else {**opts, "segment": segment}
+
+
+def segment_option(func: F) -> F:
+    """`--segment K`: one engine start of a log that holds several."""
+    return click.option("--segment", "segment", type=click.IntRange(min=1), default=None, metavar="K",
+                        help="Analyse only engine start K (1-based) of a log that holds several (restarts); "
+                             "[default: every start, each on its own].")(func)
 
 
 @click.command("summary", short_help="Post-mortem of one log, or of each run of a dataset.")
@@ -94,11 +103,12 @@ def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min
               help="A dataset: print the fleet table only, not each run's summary "
                    "(text output; ignored for one log).")
 @out_option
+@segment_option
 @analysis_options
 @grammar_options
 def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path | None, force: bool,
-                    concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
-                    patterns: tuple[Path, ...], year: int | None) -> None:
+                    segment: int | None, concurrency: int | None, idle_gap: float | None, min_samples: int,
+                    min_duration: float, patterns: tuple[Path, ...], year: int | None) -> None:
     """Post-mortem of LOG: startup, phases, stable decode windows, prefill, spec decoding, diagnostics.
 
     LOG is a log file, a folder of its tables (`logparse ingest LOG --out DIR`), or a dataset folder
@@ -106,17 +116,20 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
     per run comes first, then each run's summary; a run that cannot be analysed says why in its row
     without stopping the others, and the exit status is then 1 (as for `ingest`). A dataset of one
     run is still a dataset: --json has the same shape whatever the number of runs. --out DIR writes DIR/fleet.parquet, DIR/fleet.csv and, per
-    run, DIR/<run>/summary.json with its tables.
+    run, DIR/<run>/summary.json with its tables. A log holding several engine starts (a restart)
+    is split into one segment per start, each analysed on its own (--segment K for one).
     """
     from logparse.analysis.fleet import dataset_runs
     from logparse.analysis.summary import summary_dict
     from logparse.store import write_tables
 
-    opts = _opts(concurrency, idle_gap, min_samples, min_duration)
     if dataset_runs(log):
+        if segment is not None:
+            raise click.UsageError("--segment picks an engine start of one log; LOG is a dataset of several runs")
         _fleet_summary(Path(log), as_json=as_json, brief=brief, out=out, force=force, patterns=patterns,
-                       opts=opts)
+                       opts=_opts(concurrency, idle_gap, min_samples, min_duration))
         return
+    opts = _opts(concurrency, idle_gap, min_samples, min_duration, segment)
     analysis, no_content = _analyze(log, engine, patterns, year, opts)
     summary = _without_engine(summary_dict(analysis), no_content)
     if out is not None:
@@ -185,16 +198,21 @@ def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | Non
 @engine_option
 @click.option("--json", "as_json", is_flag=True, help="Print the phases (with their windows) as JSON.")
 @out_option
+@segment_option
 @analysis_options
 @grammar_options
-def windows_command(log: str, engine: str, as_json: bool, out: Path | None, force: bool,
+def windows_command(log: str, engine: str, as_json: bool, out: Path | None, force: bool, segment: int | None,
                     concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
                     patterns: tuple[Path, ...], year: int | None) -> None:
-    """The phases of LOG and the stretch of each in which all N requests decode undisturbed."""
+    """The phases of LOG and the stretch of each in which all N requests decode undisturbed.
+
+    Figures that are not exact are marked (~ estimated, ? guessed) and explained under the
+    table; lines of a family that no rule typed, and restarts, are warned about.
+    """
     from logparse.analysis.summary import input_warnings, render_windows, summary_dict
     from logparse.store import write_tables
 
-    opts = _opts(concurrency, idle_gap, min_samples, min_duration)
+    opts = _opts(concurrency, idle_gap, min_samples, min_duration, segment)
     analysis, _ = _analyze(log, engine, patterns, year, opts)
     summary = summary_dict(analysis)
     if out is not None:
@@ -225,9 +243,14 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
     log that cannot be read or analysed (no such file, engine not detected, ...); the others
     are still compared, and the exit status is then 1 (as for `ingest`). Problems met reading a
     log (a truncated .gz, invalid UTF-8, ...) are listed after the table (--json: "warnings").
+    A ratio is only taken between trusted windows of comparable runs (same engine, model,
+    TP/DP sizes, speculative decoding, quantisation and N); the pairs left out are warned about.
     """
     import sys
 
+    import polars as pl
+
+    from logparse.analysis.comparable import comparability_warnings
     from logparse.analysis.compare import (NotAnalysed, compare_degradation, compare_rows, compare_warnings,
                                            render_compare)
     from logparse.escape import for_terminal
@@ -243,7 +266,7 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
     analyses = [entry for entry, _ in read]
     rows = compare_rows(analyses, no_content=[why for _, why in read])
     degr = compare_degradation(rows)
-    warnings = compare_warnings(analyses)
+    warnings = pl.concat([compare_warnings(analyses), comparability_warnings(rows)])
     if out is not None:
         write_tables({"compare": rows, "degradation": degr}, out, force=force, sources=list(logs))
     if failed:  # as `ingest`: everything is printed, and the exit status still says a log failed

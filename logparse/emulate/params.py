@@ -119,6 +119,14 @@ class RunParams:
     lines (throughputs, Running and Waiting summed over the engines, KV cache usage their mean),
     one SpecDecoding line for all engines, and `{dp} Engines: vllm cache_config_info ...` once
     at start-up.
+
+    `cached_counts_chunks` (SGLang) renders a fork or era whose Prefill line's `#cached-token`
+    counts the request's earlier chunks (the context already in KV) instead of prefix-cache
+    hits only (today's SGLang prints 0 on a continuing chunk): the same run, counted otherwise.
+
+    `dcp_size` > 1 (SGLang `--dcp-size`) shards every request's KV over that many ranks: the
+    pool holds `dcp_size` times `startup.kv_pool_tokens` tokens of context, and each rank's
+    Decode line counts (and rates the usage of) its own share, the pool it printed.
     """
 
     engine: Engine = "vllm"
@@ -139,6 +147,7 @@ class RunParams:
     ep_size: int = 1
     dp_interleave: int = 1
     aggregate_engine_logging: bool = False
+    cached_counts_chunks: bool = False
     tail_idle_s: float = 15.0
     warnings: tuple[str, ...] = ()
     startup: StartupParams = field(default_factory=StartupParams)
@@ -148,12 +157,13 @@ class RunParams:
     def to_dict(self) -> dict[str, Any]:
         """The parameters as plain JSON types (tuples become lists).
 
-        The data-parallel fields are left out while at their defaults, so single-group runs
-        serialise exactly as they did before those fields existed.
+        The data-parallel fields (and `cached_counts_chunks`) are left out while at their
+        defaults, so runs that do not use them serialise exactly as they did before those
+        fields existed.
         """
         data = dataclasses.asdict(self)
-        for key in _DP_DEFAULTS:
-            if data[key] == _DP_DEFAULTS[key]:
+        for key in _OPTIONAL_DEFAULTS:
+            if data[key] == _OPTIONAL_DEFAULTS[key]:
                 del data[key]
         for phase in data["phases"]:
             if not phase["dp_split"]:
@@ -174,7 +184,8 @@ class RunParams:
         return cls(**data)
 
 
-_DP_DEFAULTS = {"dp": 1, "ep_size": 1, "dp_interleave": 1, "aggregate_engine_logging": False}
+_OPTIONAL_DEFAULTS = {"dp": 1, "ep_size": 1, "dp_interleave": 1, "aggregate_engine_logging": False,
+                      "cached_counts_chunks": False}
 
 
 def validate(params: RunParams) -> Era:
@@ -205,6 +216,9 @@ def validate(params: RunParams) -> Era:
             problems.append(f"SGLang {era.name} silences the FlashInfer logger: no autotuner OOM lines")
     problems += _dp_problems(params, era)
     problems += _aggregate_problems(params, era)
+    problems += physical_problems(params)
+    if params.cached_counts_chunks and params.engine != "sglang":
+        problems.append("cached_counts_chunks is a form of SGLang's Prefill line: vLLM prints no #cached-token")
     if isinstance(era, VllmEra) and not era.v1 and params.startup.compile_s is not None:
         problems.append("V0 (0.6) prints no torch.compile lines; set compile_s=None")
     if problems:
@@ -259,6 +273,40 @@ def _aggregate_problems(params: RunParams, era: Era) -> list[str]:
     if params.dp < 2:
         return ["aggregate_engine_logging needs dp > 1: vLLM aggregates the stats of data-parallel engines"]
     return []
+
+
+def physical_problems(params: RunParams) -> list[str]:
+    """What no engine could have printed: a request longer than the model's maximum length, or
+    more KV tokens in use than the pool holds (a KV usage above 100 %)."""
+    s = params.startup
+    problems = []
+    for i, phase in enumerate(params.phases):
+        length = phase.input_len + phase.output_len
+        if length > s.max_model_len:
+            problems.append(f"phase {i}: input_len + output_len = {length:,} exceeds max_model_len "
+                            f"{s.max_model_len:,} (the engine would reject the requests)")
+        peak = peak_kv_tokens(phase, params)
+        if peak > kv_capacity(params):
+            problems.append(f"phase {i}: {peak:,} KV tokens in use exceed the pool of "
+                            f"{kv_capacity(params):,} (usage above 100 %)")
+    return problems
+
+
+def kv_capacity(params: RunParams) -> int:
+    """Tokens of context one KV pool (one vLLM engine, one SGLang DP group) holds: the printed
+    pool, times the decode-context-parallel ranks that share each request's KV."""
+    return params.startup.kv_pool_tokens * params.dcp_size
+
+
+def peak_kv_tokens(phase: PhaseParams, params: RunParams) -> int:
+    """KV tokens in use when every request of the busiest pool holds its whole prompt and output
+    (vLLM allocates whole blocks of `block_size` tokens)."""
+    per_group = list(phase.dp_split) or [len(range(g, phase.concurrency, params.dp)) for g in range(params.dp)]
+    length = phase.input_len + phase.output_len
+    if params.engine == "vllm":
+        block = params.startup.block_size
+        length = -(-length // block) * block
+    return max(per_group, default=0) * length
 
 
 def _phase_problems(phase: PhaseParams, params: RunParams) -> list[str]:

@@ -131,7 +131,7 @@ def scenarios() -> dict[str, RunParams]:
                          for i, p in enumerate(two_phases))),
         "sglang/emulated-0.5.14-tp1-color": _small(
             "sglang", era="0.5.14", seed=7, tp=1, style=LogStyle(color=True, metrics_poll_s=10.0),
-            max_num_batched_tokens=16384,
+            max_num_batched_tokens=16384, startup=replace(SMALL_STARTUP, max_model_len=65_536),
             phases=(PhaseParams(concurrency=3, input_len=40_000, output_len=800, decode_tps=45.0, gap_s=5.0,
                                 prefill_ctx_slowdown=0.3),
                     PhaseParams(concurrency=12, input_len=3000, output_len=1000, decode_tps=38.0, gap_s=30.0,

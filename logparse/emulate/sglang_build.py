@@ -43,7 +43,12 @@ class SglangBuilder:
         self.sink = Sink()
         self.ranks = list(range(params.tp))
         self.attn_tp = params.tp // params.dp if params.tp % params.dp == 0 else params.tp
-        self.capacity = params.startup.kv_pool_tokens * params.dcp_size
+        self.pool = params.startup.kv_pool_tokens
+
+    def _rank_share(self, tokens: float) -> int:
+        """The KV tokens one rank holds of `tokens` of context: with decode context parallelism
+        each of the `dcp_size` ranks keeps its share, and its Decode line counts that share."""
+        return -(-int(tokens) // self.params.dcp_size)
 
     def build(self) -> SglangBuild:
         """Start-up, then the simulated phases rendered as Prefill/Decode lines."""
@@ -259,8 +264,10 @@ class SglangBuilder:
                           tag="retraction", phase=step.phase, count=len(step.preempted))
             if step.kind == "prefill":
                 gap = step.t0 - last_prefill[g]
-                values = {"new_seq": len(step.segments), "new_token": step.prompt_tokens, "cached": 0,
-                          "usage": step.kv_at_start / self.capacity, "running": step.running_at_start,
+                cached = sum(seg.cached for seg in step.segments) if p.cached_counts_chunks else 0
+                values = {"new_seq": len(step.segments), "new_token": step.prompt_tokens, "cached": cached,
+                          "usage": self._rank_share(step.kv_at_start) / self.pool,
+                          "running": step.running_at_start,
                           "queue": step.queue_at_start, "pending": step.pending_tokens,
                           "input_tps": step.prompt_tokens / gap if gap > 0 else 0.0}
                 mamba = (step.running_at_start + len(step.segments)) / slots
@@ -275,8 +282,9 @@ class SglangBuilder:
                 if step.decode_ctr % p.decode_log_interval:
                     continue
                 accept = 1 + accepted_since[g] / drafts_since[g] if k and drafts_since[g] else None
-                values = {"running": step.n_decode, "tokens": step.kv_tokens,
-                          "usage": step.kv_tokens / self.capacity, "accept_len": accept,
+                tokens = self._rank_share(step.kv_tokens)
+                values = {"running": step.n_decode, "tokens": tokens, "usage": tokens / self.pool,
+                          "accept_len": accept,
                           "accept_rate": L.accept_rate(era, accept, k) if accept is not None else None,
                           "gen_tps": tokens_since[g] / (step.t1 - last_decode[g]), "queue": step.waiting}
                 body = L.decode_batch(era, hybrid=p.hybrid_ssm, mamba_num=step.n_decode,

@@ -185,6 +185,16 @@ def load_runs(
     return runs, notes
 
 
+def _evidence_tables(runs: Sequence[R.LogRun]) -> pl.DataFrame | None:
+    """Every figure that is not exact, per log: what it is, how it was obtained, its bound."""
+    from logparse.analysis.figures import evidence_frame
+
+    parts = [evidence_frame(r.analysis).filter(pl.col("confidence") != "exact")
+             .select(pl.lit(r.name).alias("log"), pl.all()) for r in runs if r.analysis is not None]
+    frame = pl.concat(parts, how="vertical_relaxed") if parts else None
+    return None if frame is None or frame.is_empty() else frame
+
+
 def _guard(
     items: list[ChartItem], notes: list[Note], section: str, what: str, make: Callable[[], ChartItem | None]
 ) -> None:
@@ -550,7 +560,7 @@ def report_tables(
                     "concurrency",
                     *[
                         c
-                        for c in ("input_tokens", "input_tokens_estimated", "n_requests")
+                        for c in ("segment", "input_tokens", "input_confidence", "n_requests")
                         if c in a.phases.columns
                     ],
                     "peak_running",
@@ -585,6 +595,13 @@ def report_tables(
                     "wasted_draft_pct",
                 )
             )
+    evidence = _evidence_tables(runs)
+    if evidence is not None:
+        tables["figures and their evidence"] = evidence
+    starts = [r.analysis.segments.select(pl.lit(r.name).alias("log"), pl.all()) for r in runs
+              if r.analysis is not None and r.analysis.segments.height > 1]
+    if starts:
+        tables["engine starts"] = pl.concat(starts, how="vertical_relaxed")
     if phases:
         tables["phases"] = pl.concat(phases, how="vertical_relaxed")
     if windows:

@@ -7,34 +7,27 @@ from typing import Any
 
 import polars as pl
 
+from logparse.analysis.evidence import mark_of
+from logparse.analysis.identity import MODEL_COLUMNS, first_text
 from logparse.report.frames import LogRun, rank_key, tokens_label
-
-_MODEL_COLUMNS = ("model", "served_model_name", "model_path", "model_tag")
 
 
 def _first(frame: pl.DataFrame | None, columns: tuple[str, ...]) -> str | None:
-    if frame is None or frame.is_empty():
-        return None
-    for column in columns:
-        if column in frame.columns:
-            values = frame.sort("line_no").get_column(column).drop_nulls()
-            values = values.filter(values.cast(pl.String).str.len_chars() > 0)
-            if values.len():
-                return str(values[0])
-    return None
+    return None if frame is None else first_text(frame, columns)
 
 
 def run_facts(run: LogRun) -> dict[str, Any]:
     """Facts for the header row of one log (values are plain text, not yet escaped).
 
-    Keys: ``log``, ``engine``, ``version``, ``model``, ``ranks``, ``concurrency``, ``inputs``,
-    ``phases``, ``lines``, ``coverage``.
+    Keys: ``log``, ``engine``, ``version``, ``model``, ``ranks``, ``concurrency``, ``inputs``
+    (``~`` estimated, ``?`` guessed), ``phases``, ``starts`` (engine starts in the log), ``lines``,
+    ``coverage``.
     """
     config = run.tables.get("config")
     a = run.analysis
     facts: dict[str, Any] = {"log": run.name, "engine": run.engine}
     facts["version"] = (a.version if a is not None and a.version else None) or _first(config, ("version",))
-    facts["model"] = _first(config, _MODEL_COLUMNS)
+    facts["model"] = _first(config, MODEL_COLUMNS)
     facts["ranks"] = rank_summary(run)
     if a is not None and not a.phases.is_empty():
         ns = sorted({int(n) for n in a.phases.get_column("concurrency").drop_nulls().to_list()})
@@ -42,7 +35,7 @@ def run_facts(run: LogRun) -> dict[str, Any]:
         inputs = []
         for row in a.phases.iter_rows(named=True):
             if row.get("input_tokens") is not None:
-                label = ("~" if row.get("input_tokens_estimated") else "") + tokens_label(row["input_tokens"])
+                label = mark_of(row.get("input_confidence")) + tokens_label(row["input_tokens"])
                 if label not in inputs:
                     inputs.append(label)
         facts["inputs"] = ", ".join(inputs) or None
@@ -50,6 +43,7 @@ def run_facts(run: LogRun) -> dict[str, Any]:
     else:
         facts["concurrency"] = facts["inputs"] = None
         facts["phases"] = 0
+    facts["starts"] = a.segments.height if a is not None and a.segments.height else None
     total = sum(f.height for f in run.tables.values())
     unparsed = run.tables["unparsed"].height if "unparsed" in run.tables else 0
     facts["lines"] = total

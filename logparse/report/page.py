@@ -176,6 +176,7 @@ FACT_COLUMNS = [
     ("concurrency", "N"),
     ("inputs", "input lengths"),
     ("phases", "phases"),
+    ("starts", "engine starts"),
     ("lines", "lines"),
     ("coverage", "lines typed"),
 ]

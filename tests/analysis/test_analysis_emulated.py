@@ -7,28 +7,21 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 emulate_mod = pytest.importorskip("logparse.emulate")
-from logparse.emulate import LogStyle, PhaseParams, RunParams, StartupParams, emulate  # noqa: E402
+from logparse.emulate import LogStyle, PhaseParams, RunParams  # noqa: E402
 
-from logparse.analysis import Analysis, analyze_log  # noqa: E402
+from emulated_runs import FAST, STARTUP, analyse  # noqa: E402
+
+from logparse.analysis import Analysis  # noqa: E402
 
 ERAS = {"vllm": [e.name for e in emulate_mod.VLLM_ERAS], "sglang": [e.name for e in emulate_mod.SGLANG_ERAS]}
-# Each example renders and parses one or two logs; 12 derandomized examples keep the file ~10 s.
-# LOGPARSE_ANALYSIS_EXAMPLES=200 LOGPARSE_ANALYSIS_RANDOM=1 runs a longer random search.
-FAST = settings(max_examples=int(os.environ.get("LOGPARSE_ANALYSIS_EXAMPLES", "12")), deadline=None,
-                derandomize=not os.environ.get("LOGPARSE_ANALYSIS_RANDOM"),
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-STARTUP = StartupParams(pre_load_s=9.0, weight_load_s=6.5, shards=4, init_s=30.0, cuda_graph_s=9.0)
 
 
 @st.composite
@@ -56,14 +49,6 @@ def run_params(draw: st.DrawFn) -> RunParams:
         ))
     return RunParams(engine=engine, era=era, seed=draw(st.integers(0, 10_000)), tp=draw(st.sampled_from([1, 2])),
                      spec_tokens=k, startup=STARTUP, phases=tuple(phases), style=LogStyle(access_log=False))
-
-
-def analyse(params: RunParams) -> tuple[dict[str, Any], Analysis]:
-    run = emulate(params)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "run.log"
-        run.write(path)
-        return run.truth, analyze_log(path, engine=params.engine, year=int(params.start[:4]))
 
 
 def stable_lines(a: Analysis, phase: int) -> list[int]:

@@ -39,7 +39,7 @@ def test_an_eleven_fold_claim_is_flagged(server_run: tuple[Path, dict], tmp_path
     assert truth["phases"][0]["stable"], "the emulated run must have a stable window"
     client, bound = _client_file(tmp_path, truth, claim_factor=11.0)
     result = CliRunner().invoke(cli, ["reconcile", str(log), str(client), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output   # a problem was found
     verdict = json.loads(result.output)
     assert verdict["trust"] == "server_log"
     run = verdict["runs"][0]
@@ -64,7 +64,7 @@ ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 def test_another_engine_and_context_is_a_mismatch_in_the_cli() -> None:
     result = CliRunner().invoke(cli, ["reconcile", str(ROOT / "sglang" / "gpustack-64k.log"),
                                       str(ROOT / "bench" / "gpustack_vllm_kimi_k3_200k_inflated.json")])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     out, flat = result.output, " ".join(result.output.split())  # flat: the text unwrapped
     assert "problem   not the same run: engine vllm in the client, sglang in the log" in out
     assert "input length 200K tokens per prompt in the client, 64K in the log's phase" in flat
@@ -75,7 +75,7 @@ def test_another_engine_and_context_is_a_mismatch_in_the_cli() -> None:
 def test_another_concurrency_and_workload_is_not_trust_client() -> None:
     result = CliRunner().invoke(cli, ["reconcile", str(ROOT / "vllm" / "gpustack-64k.log"),
                                       str(ROOT / "bench" / "vllm_bench_serve_c16.json"), "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     verdict = json.loads(result.output)
     assert verdict["trust"] == "undetermined"
     assert verdict["server_phase"]["engine"] == "vllm"

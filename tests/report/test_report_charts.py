@@ -223,7 +223,7 @@ def test_importing_logparse_does_not_import_altair() -> None:
     import sys
 
     code = (
-        "import sys, logparse, logparse.pipeline, logparse.cli; "
+        "import sys, logparse, logparse.ingest, logparse.cli; "
         "print('altair' in sys.modules, 'vl_convert' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

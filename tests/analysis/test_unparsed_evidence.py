@@ -1,0 +1,106 @@
+"""Evidence seen but not typed is never reported as absent (issue 14, "No decode stats lines when
+they are there"): every command says how many lines of the family it saw, shows one, and points
+at `logparse unknown --rule`."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from logparse.analysis.analyze import analyze
+from logparse.analysis.unparsed import unparsed_families
+from logparse.cli import cli
+from logparse.grammar import load_grammar
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL = ROOT.parent / "shared" / "real-logs"
+VLLM_076 = REAL / "vllm" / "076.log"      # a cut "2 Engines Aggregated: Avg prompt throughput" line
+SGLANG_050 = REAL / "sglang" / "050.log"  # a cut "Prefill batch." line
+SGLANG_002 = REAL / "sglang" / "002.log"  # real "Decode batch." lines
+
+
+def _json(*args: str) -> dict:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_summary_json_names_the_stats_line_no_rule_typed() -> None:
+    summary = _json("summary", str(VLLM_076), "--json")
+    codes = {d["code"]: d for d in summary["diagnostics"]}
+    assert codes["unparsed_engine_stats"]["severity"] == "warning"
+    assert "1 line(s)" in codes["unparsed_engine_stats"]["message"]
+    assert "Avg prompt throughput" in codes["unparsed_engine_stats"]["message"]
+    assert "logparse unknown" in codes["unparsed_engine_stats"]["message"]
+    assert "no decode stats lines (engine_stats)" not in codes["no_decode_stats"]["message"]
+    assert codes["no_decode_stats"]["severity"] == "warning"
+    assert summary["unparsed_evidence"] == [{"kind": "engine_stats", "lines": 1, "first_line": 2,
+                                             "example": VLLM_076.read_text().splitlines()[1]}]
+    assert "could be read" in summary["no_phases_reason"]
+
+
+@pytest.mark.parametrize("command", ["summary", "windows"])
+def test_text_commands_warn_with_count_and_example(command: str) -> None:
+    result = CliRunner().invoke(cli, [command, str(VLLM_076)])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "unparsed_engine_stats" in flat and "1 line(s) look like vLLM stats" in flat
+    assert "2 Engines Aggregated: Avg prompt throughput" in flat
+    assert "no decode stats lines (engine_stats)" not in flat
+
+
+def test_a_cut_prefill_line_is_evidence_seen() -> None:
+    summary = _json("summary", str(SGLANG_050), "--json")
+    (family,) = [d for d in summary["diagnostics"] if d["code"] == "unparsed_prefill_batch"]
+    assert "Prefill batch. #new-seq: 17" in family["message"] and family["line_no"] == 2
+
+
+def _as_if_untyped(path: Path, kind: str) -> dict[str, pl.DataFrame]:
+    """The tables of a real log as a grammar without the `kind` rules gives them: those lines unparsed."""
+    from logparse.ingest import ingest
+
+    tables = dict(ingest(path, engine="sglang").tables)
+    typed = tables.pop(kind)
+    raw = path.read_text().splitlines()
+    moved = typed.select("line_no", "time", "rank", "level").with_columns(
+        pl.col("line_no").map_elements(lambda n: raw[n - 1], return_dtype=pl.String).alias("raw"),
+        pl.lit(None, dtype=pl.String).alias("rule"))
+    tables["unparsed"] = pl.concat([tables["unparsed"], moved], how="diagonal_relaxed") \
+        if "unparsed" in tables else moved
+    return tables
+
+
+def test_decode_batch_lines_no_rule_typed_are_not_absent() -> None:
+    tables = _as_if_untyped(SGLANG_002, "decode_batch")
+    a = analyze(tables, engine="sglang", source="002.log")
+    codes = {d["code"]: d for d in a.diagnostics.to_dicts()}
+    lines = len(SGLANG_002.read_text().splitlines())
+    assert f"{lines:,} line(s) look like `Decode batch` lines" in codes["unparsed_decode_batch"]["message"]
+    assert codes["no_decode_stats"]["severity"] == "warning"
+    assert "not measured, not absent" in codes["no_decode_stats"]["message"]
+    assert a.no_phases_reason is not None and "unparsed_decode_batch" in a.no_phases_reason
+
+
+def test_families_come_from_the_grammars_own_anchors() -> None:
+    grammar = load_grammar()
+    tables = _as_if_untyped(SGLANG_002, "decode_batch")
+    (family,) = unparsed_families(tables, grammar, "sglang")
+    anchors = {a for r in grammar.engines["sglang"].rules if r.kind == "decode_batch" for a in r.anchors}
+    assert family.kind == "decode_batch" and any(a in family.example for a in anchors)
+    assert unparsed_families(tables, grammar, "vllm") == []   # vLLM's anchors do not read SGLang lines
+
+
+def test_every_typed_real_excerpt_claims_no_missing_decode_stats() -> None:
+    """Where the grammar typed every stats line, nothing is reported as unparsed stats."""
+    grammar = load_grammar()
+    from logparse.ingest import ingest
+
+    for engine in ("sglang", "vllm"):
+        for path in sorted((REAL / engine).glob("*.log")):
+            families = unparsed_families(ingest(path, engine=engine).tables, grammar, engine)
+            kinds = {f.kind for f in families}
+            if path not in (VLLM_076, SGLANG_050):
+                assert not kinds & {"decode_batch", "engine_stats", "prefill_batch"}, path.name
