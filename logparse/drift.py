@@ -17,6 +17,7 @@ import polars as pl
 
 from logparse.escape import for_terminal
 from logparse.grammar import UNPARSED, Grammar, Rule, StatsRule, load_grammar
+from logparse.grammar.model import literal_prefix
 from logparse.grammar.check import matched_prefix
 from logparse.parse import LineParser
 
@@ -87,7 +88,7 @@ def _anchor(rule: Rule | StatsRule) -> str:
     """The literal that names a rule's lines: its first anchor, or a stats rule's first key."""
     if isinstance(rule, StatsRule):
         return rule.first[0] + ": "
-    return rule.anchors[0] if rule.anchors else ""
+    return rule.marks[0] if rule.marks else ""
 
 
 def _anchored_rules(grammar: Grammar, engine: str) -> list[Rule | StatsRule]:
@@ -151,7 +152,7 @@ def analyse(result: IngestResult, *,
                 continue
             for kind in {r.kind for r in candidates}:
                 near[kind] = near.get(kind, 0) + row["lines"]
-            key = candidates[0].anchors[0]
+            key = _anchor(candidates[0])
             group = groups.setdefault(key, {"lines": 0, "first_line": row["first_line"], "examples": [],
                                             "rules": []})
             group["lines"] += row["lines"]
@@ -197,17 +198,27 @@ def _closest(parser: LineParser, anchor: str, group: Mapping[str, Any]) -> Drift
 
 
 def unknown_fields(result: IngestResult) -> list[dict[str, Any]]:
-    """Keys of stats lines no vocabulary knows (kept in `extra`), most frequent first."""
+    """Keys of stats lines kept in `extra`, most frequent first: keys no vocabulary knows, and known
+    keys whose value did not read (`unreadable`)."""
     grammar = result.grammar or load_grammar()
-    engine = grammar.engines.get(result.engine)
-    titles = {r.name: (r.kind, r.description or r.name) for r in engine.rules} if engine else {}
+    engine = grammar.engines.get(result.engine or "")
+    rules = {r.name: r for r in engine.rules} if engine else {}
     out = []
-    for (rule, key), lines in sorted(result.extra_keys.items(), key=lambda kv: (-kv[1], kv[0])):
-        kind, _ = titles.get(rule, ("?", rule))
-        title = engine.title if engine else result.engine
-        out.append({"rule": rule, "kind": kind, "key": key, "lines": lines,
-                    "message": f"{title} {kind} ({rule}): unknown field {key!r} on {lines:,} lines (kept in "
-                               "the `extra` column; add it to the rule's keys to type it)"})
+    for (name, key), lines in sorted(result.extra_keys.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = rules.get(name)
+        kind = rule.kind if rule else "?"
+        label = (literal_prefix(rule.title) if isinstance(rule, StatsRule) else "") or kind
+        where = f"{engine.title if engine else result.engine} {label} (rule {name})"
+        known = isinstance(rule, StatsRule) and (key in rule.keys or any(
+            p.pattern is not None and p.pattern.fullmatch(key) for p in rule.key_patterns))
+        if known:
+            message = (f"{where}: the value of {key!r} did not read on {lines:,} lines (kept as printed in the "
+                       "`extra` column)")
+        else:
+            message = (f"{where}: unknown field {key!r} on {lines:,} lines (kept in the `extra` column; to type "
+                       f"it, add it to the rule's keys in a --patterns file: extends = \"{name}\")")
+        out.append({"rule": name, "kind": kind, "key": key, "lines": lines, "unreadable": known,
+                    "message": message})
     return out
 
 

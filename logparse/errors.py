@@ -11,7 +11,12 @@ class InputError(LogparseError):
 
 
 class PatternError(LogparseError):
-    """A grammar file is broken: it does not load, compile, or agree with its samples."""
+    """A grammar file is broken: it does not load, compile, or agree with its samples. `problems`
+    holds each problem's text (the message is them joined by newlines)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems if problems is not None else [message]
 
 
 class EngineNotDetected(LogparseError):

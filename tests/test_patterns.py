@@ -21,7 +21,7 @@ def test_builtin_grammars_pass_their_own_check(grammar) -> None:  # type: ignore
 
 def test_patterns_dir_has_both_engines() -> None:
     names = {p.stem for p in builtin_files()}
-    assert {"vllm", "sglang", "kinds", "common"} <= names
+    assert {"vllm", "sglang", "kinds", "envelope"} <= names
     assert (patterns_dir() / "vllm.toml").is_file()
 
 
@@ -29,7 +29,7 @@ def test_every_rule_has_samples(grammar) -> None:  # type: ignore[no-untyped-def
     for engine in grammar.engines.values():
         for rule in engine.rules:
             assert rule.samples, rule.name
-            assert rule.anchors or rule.fallback, f"rule {rule.name} has no anchor"
+            assert rule.marks or rule.fallback, f"rule {rule.name} has no anchor"
 
 
 @pytest.mark.parametrize("case", BAD_CASES)
@@ -69,7 +69,7 @@ def test_caret_points_where_matching_stopped() -> None:
     ("duration", "soon", None),
 ])
 def test_derive_functions(function: str, text: str, want: object) -> None:
-    from logparse.parse import derive
+    from logparse.parse.values import derive
 
     assert derive(function, text) == want
 

@@ -9,7 +9,7 @@ use crate::columns::Layout;
 use crate::needles::{Needles, Present};
 use crate::regexes::{Compiled, Spans};
 use crate::spec;
-use crate::stats::{first_key_positions, read_pairs, KEY_SEPARATOR};
+use crate::stats::{first_key_positions, read_pairs, KEY_SEPARATOR, PAIR_SEPARATOR};
 use crate::values::{convert, derive, derived_value, FieldType, Value};
 
 pub const MESSAGE_GROUP: &str = "__msg";
@@ -435,16 +435,31 @@ impl StatsRule {
         }
         let mut extra: Vec<(String, String)> = Vec::new();
         let mut got: Vec<(usize, Value)> = Vec::with_capacity(4);
-        for (key, value) in &pairs {
+        let last = pairs.len().saturating_sub(1);
+        for (i, (key, whole)) in pairs.iter().enumerate() {
             got.clear();
-            let ok = self.value_fields(key, value, &mut got);
+            let mut cut: &str = "";
+            let mut ok = self.value_fields(key, whole, &mut got);
+            // a line cut short: its last value is followed by a key without a value
+            if !ok && i == last {
+                if let Some(at) = whole.find(PAIR_SEPARATOR) {
+                    got.clear();
+                    if self.value_fields(key, &whole[..at], &mut got) {
+                        ok = true;
+                        cut = &whole[at + PAIR_SEPARATOR.len()..];
+                    }
+                }
+            }
             if !ok || got.iter().any(|(col, _)| from_line.contains(col)) {
-                extra.push((key.to_string(), value.to_string()));
+                extra.push((key.to_string(), whole.to_string()));
                 continue;
             }
             for (col, v) in got.drain(..) {
                 from_line.push(col);
                 fields.set(col, v);
+            }
+            if !cut.is_empty() {
+                extra.push((cut.to_string(), String::new()));
             }
         }
         if !extra.is_empty() {

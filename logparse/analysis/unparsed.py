@@ -5,7 +5,7 @@ anchor (the literal text) of a rule of a kind the post-mortem reports on (`Decod
 `Avg prompt throughput`, `out of memory`, ...), the log *has* that evidence, in a form no rule
 read: a newer engine version, a fork, a line cut short. The post-mortem then must not say the
 evidence is absent; it says how many such lines there are, shows one, and points at
-`logparse unknown --rule`. The anchors are the grammar's own (`Rule.anchors`), per kind.
+`logparse unknown --rule`. The anchors are the grammar's own (`Rule.marks`), per kind.
 
 >>> from logparse.grammar import load_grammar                      # doctest: +SKIP
 >>> unparsed_families(result.tables, load_grammar(), "sglang")     # doctest: +SKIP
@@ -64,7 +64,7 @@ def family_rules(grammar: Grammar, engine: str) -> list[Rule]:
     if engine not in grammar.engines:
         return []
     return [r for r in grammar.engines[engine].rules
-            if r.kind in REPORTED_KINDS and not r.fallback and sum(len(a) for a in r.anchors) >= MIN_ANCHOR_CHARS]
+            if r.kind in REPORTED_KINDS and not r.fallback and sum(len(a) for a in r.marks) >= MIN_ANCHOR_CHARS]
 
 
 def unparsed_families(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], grammar: Grammar,
@@ -79,7 +79,7 @@ def unparsed_families(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], grammar
     frame = tables.get(UNPARSED)
     if not rules or frame is None or "raw" not in frame.lazy().collect_schema().names():
         return []
-    anchors = sorted({a for r in rules for a in r.anchors})
+    anchors = sorted({a for r in rules for a in r.marks})
     columns = frame.lazy().collect_schema().names()
     level = pl.col("level").fill_null("") if "level" in columns else pl.lit("")
     # DEBUG records are left untyped by design (an `untyped` envelope): not missed evidence.
@@ -87,10 +87,10 @@ def unparsed_families(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], grammar
                   .filter(pl.col("raw").str.contains_any(anchors)).collect())
     if candidates.is_empty():
         return []
-    ranked = sorted(rules, key=lambda r: -sum(len(a) for a in r.anchors))
+    ranked = sorted(rules, key=lambda r: -sum(len(a) for a in r.marks))
     kind = pl.lit(None, dtype=pl.String)
     for rule in reversed(ranked):   # the first `when` that holds wins: longest anchors first
-        holds = pl.all_horizontal(pl.col("raw").str.contains(a, literal=True) for a in rule.anchors)
+        holds = pl.all_horizontal(pl.col("raw").str.contains(a, literal=True) for a in rule.marks)
         kind = pl.when(holds).then(pl.lit(rule.kind)).otherwise(kind)
     seen = candidates.with_columns(kind.alias("kind")).filter(pl.col("kind").is_not_null()).sort("line_no")
     groups = seen.group_by("kind").agg(pl.len().alias("lines"), pl.col("line_no").first().alias("first_line"),

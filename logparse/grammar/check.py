@@ -53,7 +53,7 @@ def check_files(extra: Sequence[Path] = ()) -> tuple[Grammar | None, list[str]]:
     try:
         grammar = build_grammar([*builtin_files(), *extra])
     except PatternError as exc:
-        return None, [str(exc)]
+        return None, exc.problems
     return grammar, [str(p) for p in check_grammar(grammar)]
 
 

@@ -6,6 +6,7 @@ every regex is compiled here, with `{{NAME}}` replaced by a `[defs]` entry (defs
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import tomllib
@@ -29,6 +30,7 @@ RULE_KEYS = frozenset({"name", "kind", "anchor", "unless", "find", "regex", "lev
                        "source", "description", "sample"})
 STATS_KEYS = frozenset({"name", "kind", "title", "first", "require", "unless", "keys", "key", "levels", "set", "types",
                         "source", "description", "sample"})
+EXTENSION_KEYS = frozenset({"extends", "keys", "key", "types", "source", "description", "sample"})
 STATS_ENTRY_KEYS = frozenset({"field", "unit", "value", "pattern"})
 TOKEN_KEYS = frozenset({"name", "regex", "partial", "source", "description", "sample"})
 STAMP_KEYS = frozenset({"name", "regex", "source", "description", "sample"})
@@ -84,6 +86,19 @@ def build_grammar(files: Iterable[Path]) -> Grammar:
     return loader.finish(paths)
 
 
+@dataclasses.dataclass(frozen=True)
+class Extension:
+    """Keys (and samples) a later file adds to a stats rule (`extends = "decode_batch"`)."""
+
+    target: str
+    file: Path
+    where: str
+    keys: Mapping[str, StatsKey]
+    key_patterns: tuple[StatsKey, ...]
+    types: Mapping[str, str]
+    samples: tuple[Sample, ...]
+
+
 class _Loader:
     """Accumulates declarations from several files, collecting every problem before failing."""
 
@@ -104,6 +119,7 @@ class _Loader:
         self.untyped: dict[str, set[str]] = {}
         self.engine_files: dict[str, list[Path]] = {}
         self.defs: dict[str, str] = {}
+        self.extensions: dict[str, list[Extension]] = {}
 
     def problem(self, path: Path, where: str, message: str) -> None:
         self.problems.append(f"{path}: {where}\n  error: {message}")
@@ -178,6 +194,11 @@ class _Loader:
                 self.signatures.setdefault(engine, []).append(compiled[1])
         self.untyped.setdefault(engine, set()).update(str(x).upper() for x in data.get("untyped_levels", []))
         for i, item in enumerate(data.get("rule", [])):
+            if "extends" in item:
+                extension = self._load_extension(path, i, item, defs)
+                if extension:
+                    self.extensions.setdefault(engine, []).append(extension)
+                continue
             rule = self._load_any_rule(path, engine, i, item, defs)
             if rule:
                 self.rules.setdefault(engine, []).append(rule)
@@ -361,6 +382,55 @@ class _Loader:
                          require=require, unless=_strings(item.get("unless", ())), keys=keys, key_patterns=tuple(patterns), samples=samples, file=path,
                          **common)
 
+    def _load_extension(self, path: Path, i: int, item: dict[str, Any], defs: Mapping[str, str]) -> Extension | None:
+        """`extends = "<stats rule>"`: more keys (and samples) for a stats rule of an earlier file."""
+        target = str(item["extends"])
+        where = f'rule {i + 1} (extends "{target}")'
+        self.unknown_keys(path, where, item, EXTENSION_KEYS)
+        keys: dict[str, StatsKey] = {}
+        for key, spec in dict(item.get("keys", {})).items():
+            entry = self._stats_entry(path, f"{where}, key {key!r}", str(key), spec, defs, pattern=False)
+            if entry:
+                keys[str(key)] = entry
+        patterns = []
+        for j, spec in enumerate(item.get("key", [])):
+            entry = self._stats_entry(path, f"{where}, key pattern {j + 1}", "", spec, defs, pattern=True)
+            if entry:
+                patterns.append(entry)
+        types = {str(k): str(v) for k, v in dict(item.get("types", {})).items()}
+        for fname, typ in types.items():
+            if typ not in FIELD_TYPES:
+                self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
+        if not keys and not patterns:
+            self.problem(path, where, "an extension adds `keys` or `[[rule.key]]` patterns to the rule")
+        samples = self._samples(path, where, item.get("sample"))
+        return Extension(target=target, file=path, where=where, keys=keys, key_patterns=tuple(patterns),
+                         types=types, samples=samples)  # type: ignore[arg-type]
+
+    def _extend(self, engine: str, rules: list[AnyRule]) -> list[AnyRule]:
+        """The rules with every extension of `engine` merged into the stats rule it names."""
+        by_name = {r.name: i for i, r in enumerate(rules)}
+        for ext in self.extensions.get(engine, []):
+            at = by_name.get(ext.target)
+            rule = rules[at] if at is not None else None
+            if not isinstance(rule, StatsRule):
+                known = sorted(r.name for r in rules if isinstance(r, StatsRule))
+                self.problem(ext.file, ext.where, f"{ext.target!r} is not a stats rule of {engine} (stats rules: "
+                             f"{', '.join(known)})")
+                continue
+            clash = sorted(k for k in ext.keys if k in rule.keys)
+            if clash:
+                self.problem(ext.file, ext.where, f"key(s) {clash} are already in rule {rule.name!r}")
+                continue
+            offset = len(rule.samples)
+            samples = tuple(dataclasses.replace(s, index=offset + s.index,
+                                                source=s.source or f"extension in {ext.file}") for s in ext.samples)
+            assert at is not None
+            rules[at] = dataclasses.replace(rule, keys={**rule.keys, **ext.keys},
+                                            key_patterns=(*rule.key_patterns, *ext.key_patterns),
+                                            types={**rule.types, **ext.types}, samples=(*rule.samples, *samples))
+        return rules
+
     def _stats_entry(self, path: Path, where: str, key: str, spec: Any, defs: Mapping[str, str],
                      *, pattern: bool) -> StatsKey | None:
         if isinstance(spec, str) and not pattern:
@@ -393,7 +463,7 @@ class _Loader:
     def finish(self, paths: tuple[Path, ...]) -> Grammar:
         engines: dict[str, EngineGrammar] = {}
         for engine in sorted(self.engine_files):
-            rules = self.rules.get(engine, [])
+            rules = self._extend(engine, list(self.rules.get(engine, [])))
             self._check_rule_fields(rules)
             self._check_unique(engine, rules)
             ordered = [r for r in rules if not r.fallback] + [r for r in rules if r.fallback]
@@ -405,7 +475,7 @@ class _Loader:
         self._check_unique_names("token", [t.name for t in self.tokens])
         self._check_unique_names("stamp", [s.name for s in self.stamps])
         if self.problems:
-            raise PatternError("\n".join(self.problems))
+            raise PatternError("\n".join(self.problems), list(self.problems))
         container = Container(**{k: tuple(dict.fromkeys(v)) for k, v in self.container.items()},
                               samples=tuple(self.container_samples))
         envelope = Envelope(tokens=tuple(self.tokens), stamps=tuple(self.stamps), container=container,

@@ -132,6 +132,12 @@ class Rule:
     types: Mapping[str, FieldType] = field(default_factory=dict)
     derive: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
+    @property
+    def marks(self) -> tuple[str, ...]:
+        """Literal text every line of this rule's family holds (its anchors): how a line no rule
+        typed is still recognised as, say, a stats line of a newer version."""
+        return self.anchors
+
     @functools.cached_property
     def templates(self) -> dict[str, str]:
         """Constants that name captured fields, e.g. `what = "compile_graph: {shape}"`."""
@@ -205,6 +211,12 @@ class StatsRule:
         """No single literal: a stats line is found by its first key (see `first`)."""
         return ()
 
+    @property
+    def marks(self) -> tuple[str, ...]:
+        """Literal text every line of this rule's family holds: the title's leading literal
+        ("Decode batch") and the first key ("#running-req: ")."""
+        return tuple(m for m in (literal_prefix(self.title), self.first[0] + ": ") if m)
+
     @functools.cached_property
     def templates(self) -> dict[str, str]:
         return {}
@@ -220,6 +232,35 @@ class StatsRule:
 
 
 AnyRule = Rule | StatsRule
+
+_QUANTIFIERS = frozenset("?*+{")
+_STOPS = frozenset("()|.^$")
+
+
+def literal_prefix(pattern: str) -> str:
+    """The literal text a regex begins with, in verbose syntax (`Prefill[ ]batch(?:...` gives
+    "Prefill batch"); "" when it begins with anything else. A character a quantifier follows is
+    not part of it."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("[ ]", i):
+            char, step = " ", 3
+        elif ch == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            char, step = pattern[i + 1], 2
+        elif ch.isspace():
+            i += 1
+            continue
+        elif ch in _STOPS or ch in _QUANTIFIERS or ch in "[\\":
+            break
+        else:
+            char, step = ch, 1
+        if i + step < len(pattern) and pattern[i + step] in _QUANTIFIERS:
+            break
+        out.append(char)
+        i += step
+    return "".join(out)
 
 
 @dataclass(frozen=True)

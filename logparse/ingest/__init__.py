@@ -96,7 +96,8 @@ def _result(outcome: Outcome, tables: dict[str, Any], grammar: Grammar, folder: 
 
 
 def ingest(path: str | Path, *, engine: str = "auto", year: int | None = None, tz: str | None = None,
-           patterns: Sequence[str | Path] = (), reference: bool = False, workers: int | None = None) -> IngestResult:
+           patterns: Sequence[str | Path] = (), reference: bool = False, workers: int | None = None,
+           progress: Callable[[int, int | None], None] | None = None) -> IngestResult:
     """Parse a vLLM or SGLang log (`-` for stdin, `.gz` read as is) into one DataFrame per kind.
 
     Parameters
@@ -117,13 +118,16 @@ def ingest(path: str | Path, *, engine: str = "auto", year: int | None = None, t
         tables, slower).
     workers
         Threads for the log's blocks (default: the cores, for large logs).
+    progress
+        Called with (bytes read, total bytes or None) as the log is read; it does not change
+        which parser reads it.
     """
     if is_table_folder(path):
         return read_folder(Path(path), patterns=patterns)
     grammar = load_grammar(patterns)
     sink = MemorySink()
     outcome = stream_log(path, grammar, lambda: _fresh(sink), engine=engine, year=year, tz=tz,
-                         reference=reference, workers=workers)
+                         reference=reference, workers=workers, progress=progress)
     return _result(outcome, sink.tables(), grammar)  # type: ignore[arg-type]
 
 

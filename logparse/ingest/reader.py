@@ -12,10 +12,8 @@ lines (the vectorised fast path takes them whole); `iter_lines` decodes the line
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import gzip
-import json
 import io
 import os
 import stat
@@ -65,25 +63,6 @@ def read_problems(stats: ReadStats) -> list[tuple[str, str]]:
     if stats.nul_lines:
         found.append(("input_nul_bytes", f"{stats.nul_lines} line(s) with NUL bytes"))
     return found
-
-
-# Beside a log's tables: what reading the log found. Spark and Hive skip files whose name starts with "_".
-STATS_FILE = "_read_stats.json"
-
-
-def save_read_stats(stats: ReadStats, folder: Path) -> None:
-    """Keep `stats` with the tables written into `folder`, for the commands that read them later."""
-    (folder / STATS_FILE).write_text(json.dumps(dataclasses.asdict(stats)) + "\n", encoding="utf-8")
-
-
-def load_read_stats(folder: Path) -> ReadStats | None:
-    """The read stats saved in `folder`, or None (none saved, or unreadable: they only add warnings)."""
-    try:
-        saved = json.loads((folder / STATS_FILE).read_text(encoding="utf-8"))
-        known = {f.name for f in dataclasses.fields(ReadStats)}
-        return ReadStats(**{k: v for k, v in saved.items() if k in known})
-    except (OSError, ValueError, TypeError):
-        return None
 
 
 class _UpTo(io.RawIOBase):
@@ -409,6 +388,5 @@ def input_mtime(path: str | Path) -> dt.datetime | None:
         return None
 
 
-__all__ = ["BLOCK_BYTES", "STATS_FILE", "Block", "ReadStats", "describe", "input_mtime", "input_size",
-           "iter_blocks", "iter_lines", "load_read_stats", "open_log", "read_lines", "read_problems",
-           "save_read_stats"]
+__all__ = ["BLOCK_BYTES", "Block", "ReadStats", "describe", "input_mtime", "input_size",
+           "iter_blocks", "iter_lines", "open_log", "read_lines", "read_problems"]

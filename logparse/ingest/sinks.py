@@ -7,6 +7,7 @@ from typing import Any, TextIO
 import polars as pl
 import pyarrow as pa
 
+from logparse.escape import json_default, json_line
 from logparse.store.schema import TIME
 
 
@@ -106,8 +107,6 @@ COMMON = ("kind", "line_no", "ts", TIME, "outer_ts", "engine", "rank", "pid", "l
 
 def _json_rows(frame: pl.DataFrame) -> list[tuple[int, str]]:
     """(line_no, JSON text) of each row: common keys always, fields only when set."""
-    import json
-
     fields = [c for c in frame.columns if c not in COMMON]
     out = []
     for row in frame.iter_rows(named=True):
@@ -116,7 +115,7 @@ def _json_rows(frame: pl.DataFrame) -> list[tuple[int, str]]:
             value = row[name]
             if value is not None:
                 event[name] = value
-        out.append((row["line_no"], json.dumps(event, ensure_ascii=False, default=str)))
+        out.append((row["line_no"], json_line(event, ensure_ascii=False, default=json_default)))
     return out
 
 

@@ -95,10 +95,11 @@ def _joined(blocks: Iterator[Block]) -> Iterator[Block]:
         yield held
 
 
-def _block_lines(block: Block) -> list[str]:
+def _block_lines(block: Block, stats: ReadStats | None = None) -> list[str]:
+    stats = stats if stats is not None else ReadStats()
     if block.cut:
-        return [_decode(block.data, ReadStats())]
-    return [_decode(raw, ReadStats()) for raw in block.data.split(b"\n")[: block.lines]]
+        return [_decode(block.data, stats)]
+    return [_decode(raw, stats) for raw in block.data.split(b"\n")[: block.lines]]
 
 
 class Source:
@@ -171,6 +172,13 @@ class Source:
                 self.spool.write(block)
             yield block
         self._buffered = []
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """Every line as (line number, text), decoded as the parser sees it; decoding problems are
+        counted in `stats`."""
+        for block in self.blocks():
+            for i, text in enumerate(_block_lines(block, self.stats)):
+                yield block.first_line + i, text
 
     def restart(self) -> Iterator[Block]:
         """Blocks from the start again (the stats of the first reading are kept for a pipe)."""

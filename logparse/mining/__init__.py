@@ -5,11 +5,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from logparse.grammar import Grammar, load_grammar
+from logparse.grammar import UNPARSED, Grammar, load_grammar
+from logparse.ingest import ingest
+from logparse.ingest.reader import ReadStats
 from logparse.mining.drain import Cluster, TemplateMiner
-from logparse.grammar import UNPARSED
 from logparse.parse import LineParser
-from logparse.ingest.reader import ReadStats, describe, read_lines
 
 
 @dataclass
@@ -28,29 +28,18 @@ class UnknownLines:
 def mine_unparsed(path: str | Path, *, engine: str = "auto", patterns: Sequence[str | Path] = (),
                   miner: TemplateMiner | None = None) -> UnknownLines:
     """Read a log, parse it, and cluster the bodies of its `unparsed` lines into templates."""
-    grammar = load_grammar(patterns)
-    stats = ReadStats()
-    name = describe(path)
-    from logparse.ingest.detect import HEAD_LINES
-    from logparse.ingest.run import choose_engine
-
-    head: list[tuple[int, str]] = []
-    for item in read_lines(path, ReadStats()):
-        head.append(item)
-        if sum(bool(t.strip()) for _, t in head) >= HEAD_LINES:
-            break
-    engine, _ = choose_engine(grammar, engine, head, name)
-    lines = read_lines(path, stats) if str(path) != "-" else iter(head)
-    parser = LineParser(grammar, engine)
+    result = ingest(path, engine=engine, patterns=patterns)
+    grammar = result.grammar or load_grammar(patterns)
     miner = miner or TemplateMiner()
-    total = 0
-    for line_no, text in lines:
-        total += 1
-        if parser.parse(line_no, text)["kind"] != UNPARSED:
-            continue
-        frame = parser.frame(text)
-        miner.add(line_no, text, frame.body, frame.notes[-1].source if frame.notes else "")
-    return UnknownLines(name, engine, total, miner.lines, miner.clusters(), stats, grammar)
+    unparsed = result.tables.get(UNPARSED)
+    if unparsed is not None and result.engine is not None:
+        parser = LineParser(grammar, result.engine)
+        # only the lines the core left unparsed are framed again, by the reference peeler
+        for line_no, text in unparsed.lazy().select("line_no", "raw").collect().iter_rows():
+            frame = parser.frame(text)
+            miner.add(line_no, text, frame.body, frame.notes[-1].source if frame.notes else "")
+    return UnknownLines(result.source, result.engine or "", result.lines, miner.lines, miner.clusters(),
+                        result.stats, grammar)
 
 
 __all__ = ["Cluster", "TemplateMiner", "UnknownLines", "mine_unparsed"]

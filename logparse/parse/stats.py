@@ -6,6 +6,9 @@ Trailing blanks, commas and periods of the message are not part of the last valu
 looked up in the rule's vocabulary (exact keys first, then key patterns); a known key's value is read
 into its field by the field's type (a number may carry one of the key's units) or by the key's value
 regex. Unknown keys, values that do not read and second values for a field are kept in `extra`.
+A line cut short ends in a key without its value (`Waiting: 0 reqs, GPU`): when the last value does
+not read as a whole, its part before the keyless tail is tried, and the tail is kept in `extra` as a
+key with an empty value.
 """
 from __future__ import annotations
 
@@ -83,14 +86,22 @@ class StatsReader:
                 fields[name] = convert(value, self.field_type(name))
                 from_line.add(name)
         extra: list[tuple[str, str]] = []
-        for key, value in pairs:
+        last = len(pairs) - 1
+        for i, (key, whole) in enumerate(pairs):
             found = self.entry_for(key)
-            got = None if found is None else self.value_fields(found[0], value, found[1])
+            got = None if found is None else self.value_fields(found[0], whole, found[1])
+            cut = ""
+            if got is None and found is not None and i == last and PAIR_SEPARATOR in whole:
+                head, tail = whole.split(PAIR_SEPARATOR, 1)
+                got = self.value_fields(found[0], head, found[1])
+                cut = tail if got is not None else ""
             if got is None or any(name in from_line for name in got):
-                extra.append((key, value))
+                extra.append((key, whole))
                 continue
             fields.update(got)
             from_line.update(got)
+            if cut:
+                extra.append((cut, ""))
         return fields, extra
 
     def value_fields(self, entry: StatsKey, value: str, key_match: regex.Match[str] | None) -> dict[str, Any] | None:

@@ -90,15 +90,16 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
 
 
-def _line_counter(progress: Callable[[str], None], every: int = 250_000) -> Callable[[Any], None]:
-    """An `ingest` event sink that reports every `every` lines read."""
-    seen = 0
+def _read_counter(progress: Callable[[str], None], every: int = 64 << 20) -> Callable[[int, int | None], None]:
+    """An `ingest` progress callback that reports every `every` bytes read."""
+    shown = 0
 
-    def count(_event: Any) -> None:
-        nonlocal seen
-        seen += 1
-        if seen % every == 0:
-            progress(f"  {seen:,} lines")
+    def count(done: int, total: int | None) -> None:
+        nonlocal shown
+        if done - shown >= every:
+            shown = done
+            of = f" of {total / 1e6:,.0f}" if total else ""
+            progress(f"  {done / 1e6:,.0f}{of} MB read")
 
     return count
 
@@ -152,7 +153,7 @@ def load_runs(
         result = ingest(
             path,
             engine=engine,
-            on_event=_line_counter(progress) if getattr(progress, "enabled", False) else None,
+            progress=_read_counter(progress) if getattr(progress, "enabled", False) else None,
         )
         no_content = no_content_of(result.lines, result.scores)
         engine_shown = "-" if no_content else result.engine  # a stand-in grammar read it: no finding

@@ -14,10 +14,12 @@ from logparse.analysis.analyze import analyze
 from logparse.analysis.unparsed import unparsed_families
 from logparse.cli import cli
 from logparse.grammar import load_grammar
+from logparse.store import write_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT.parent / "shared" / "real-logs"
 VLLM_076 = REAL / "vllm" / "076.log"      # a cut "2 Engines Aggregated: Avg prompt throughput" line
+VLLM_013 = REAL / "vllm" / "013.log"      # six real V0 stats lines
 SGLANG_050 = REAL / "sglang" / "050.log"  # a cut "Prefill batch." line
 SGLANG_002 = REAL / "sglang" / "002.log"  # real "Decode batch." lines
 
@@ -28,53 +30,72 @@ def _json(*args: str) -> dict:
     return json.loads(result.output)
 
 
-def test_summary_json_names_the_stats_line_no_rule_typed() -> None:
-    summary = _json("summary", str(VLLM_076), "--json")
-    codes = {d["code"]: d for d in summary["diagnostics"]}
-    assert codes["unparsed_engine_stats"]["severity"] == "warning"
-    assert "1 line(s)" in codes["unparsed_engine_stats"]["message"]
-    assert "Avg prompt throughput" in codes["unparsed_engine_stats"]["message"]
-    assert "logparse unknown" in codes["unparsed_engine_stats"]["message"]
-    assert "no decode stats lines (engine_stats)" not in codes["no_decode_stats"]["message"]
-    assert codes["no_decode_stats"]["severity"] == "warning"
-    assert summary["unparsed_evidence"] == [{"kind": "engine_stats", "lines": 1, "first_line": 2,
-                                             "example": VLLM_076.read_text().splitlines()[1]}]
-    assert "could be read" in summary["no_phases_reason"]
-
-
-@pytest.mark.parametrize("command", ["summary", "windows"])
-def test_text_commands_warn_with_count_and_example(command: str) -> None:
-    result = CliRunner().invoke(cli, [command, str(VLLM_076)])
-    assert result.exit_code == 0, result.output
-    flat = " ".join(result.output.split())
-    assert "unparsed_engine_stats" in flat and "1 line(s) look like vLLM stats" in flat
-    assert "2 Engines Aggregated: Avg prompt throughput" in flat
-    assert "no decode stats lines (engine_stats)" not in flat
-
-
-def test_a_cut_prefill_line_is_evidence_seen() -> None:
-    summary = _json("summary", str(SGLANG_050), "--json")
-    (family,) = [d for d in summary["diagnostics"] if d["code"] == "unparsed_prefill_batch"]
-    assert "Prefill batch. #new-seq: 17" in family["message"] and family["line_no"] == 2
-
-
-def _as_if_untyped(path: Path, kind: str) -> dict[str, pl.DataFrame]:
+def _as_if_untyped(path: Path, engine: str, kind: str) -> dict[str, pl.DataFrame]:
     """The tables of a real log as a grammar without the `kind` rules gives them: those lines unparsed."""
     from logparse.ingest import ingest
 
-    tables = dict(ingest(path, engine="sglang").tables)
+    tables = dict(ingest(path, engine=engine).tables)
     typed = tables.pop(kind)
     raw = path.read_text().splitlines()
-    moved = typed.select("line_no", "time", "rank", "level").with_columns(
+    moved = typed.select("line_no", "time", "engine", "rank", "level").with_columns(
         pl.col("line_no").map_elements(lambda n: raw[n - 1], return_dtype=pl.String).alias("raw"),
         pl.lit(None, dtype=pl.String).alias("rule"))
-    tables["unparsed"] = pl.concat([tables["unparsed"], moved], how="diagonal_relaxed") \
+    tables["unparsed"] = pl.concat([tables["unparsed"], moved], how="diagonal_relaxed").sort("line_no") \
         if "unparsed" in tables else moved
     return tables
 
 
+@pytest.fixture
+def untyped_stats_folder(tmp_path: Path) -> Path:
+    """A table folder of a real vLLM log whose stats lines no rule typed."""
+    out = tmp_path / "tables"
+    write_tables(_as_if_untyped(VLLM_013, "vllm", "engine_stats"), out)
+    return out
+
+
+def test_summary_json_names_the_stats_line_no_rule_typed(untyped_stats_folder: Path) -> None:
+    summary = _json("summary", str(untyped_stats_folder), "--json")
+    codes = {d["code"]: d for d in summary["diagnostics"]}
+    assert codes["unparsed_engine_stats"]["severity"] == "warning"
+    assert "6 line(s)" in codes["unparsed_engine_stats"]["message"]
+    assert "Avg prompt throughput" in codes["unparsed_engine_stats"]["message"]
+    assert "logparse unknown" in codes["unparsed_engine_stats"]["message"]
+    assert "no decode stats lines (engine_stats)" not in codes["no_decode_stats"]["message"]
+    assert codes["no_decode_stats"]["severity"] == "warning"
+    (evidence,) = summary["unparsed_evidence"]
+    assert evidence["kind"] == "engine_stats" and evidence["lines"] == 6
+    assert evidence["example"] == VLLM_013.read_text().splitlines()[evidence["first_line"] - 1]
+    assert "could be read" in summary["no_phases_reason"]
+
+
+@pytest.mark.parametrize("command", ["summary", "windows"])
+def test_text_commands_warn_with_count_and_example(command: str, untyped_stats_folder: Path) -> None:
+    result = CliRunner().invoke(cli, [command, str(untyped_stats_folder)])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "unparsed_engine_stats" in flat and "6 line(s) look like vLLM stats" in flat
+    assert "Avg prompt throughput" in flat
+    assert "no decode stats lines (engine_stats)" not in flat
+
+
+def test_stats_lines_cut_short_are_typed_as_far_as_they_go() -> None:
+    """A cut stats line is read up to the cut, so it is not unparsed evidence: the dangling key is
+    kept in `extra` with no value."""
+    from logparse.ingest import ingest
+
+    vllm = ingest(VLLM_076, engine="vllm")
+    (stats,) = vllm.tables["engine_stats"].to_dicts()
+    assert (stats["engines_aggregated"], stats["running"], stats["waiting"]) == (2, 1, 0)
+    assert stats["extra"] == [{"key": "GPU", "value": ""}]
+    sglang = ingest(SGLANG_050, engine="sglang")
+    (prefill,) = sglang.tables["prefill_batch"].to_dicts()
+    assert (prefill["new_seq"], prefill["new_token"], prefill["cached_token"]) == (17, 13938, 3260)
+    for result in (vllm, sglang):
+        assert unparsed_families(result.tables, load_grammar(), result.engine or "") == []
+
+
 def test_decode_batch_lines_no_rule_typed_are_not_absent() -> None:
-    tables = _as_if_untyped(SGLANG_002, "decode_batch")
+    tables = _as_if_untyped(SGLANG_002, "sglang", "decode_batch")
     a = analyze(tables, engine="sglang", source="002.log")
     codes = {d["code"]: d for d in a.diagnostics.to_dicts()}
     lines = len(SGLANG_002.read_text().splitlines())
@@ -86,9 +107,9 @@ def test_decode_batch_lines_no_rule_typed_are_not_absent() -> None:
 
 def test_families_come_from_the_grammars_own_anchors() -> None:
     grammar = load_grammar()
-    tables = _as_if_untyped(SGLANG_002, "decode_batch")
+    tables = _as_if_untyped(SGLANG_002, "sglang", "decode_batch")
     (family,) = unparsed_families(tables, grammar, "sglang")
-    anchors = {a for r in grammar.engines["sglang"].rules if r.kind == "decode_batch" for a in r.anchors}
+    anchors = {a for r in grammar.engines["sglang"].rules if r.kind == "decode_batch" for a in r.marks}
     assert family.kind == "decode_batch" and any(a in family.example for a in anchors)
     assert unparsed_families(tables, grammar, "vllm") == []   # vLLM's anchors do not read SGLang lines
 

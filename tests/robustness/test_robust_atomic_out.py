@@ -9,8 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from logparse.cli import cli
-from logparse.store import STATS_FILE
-from logparse.store import MARKER_FILE, write_tables
+from logparse.errors import OutputError
+from logparse.store import MARKER_FILE, STATS_FILE, write_tables
+from logparse.store.tables import KindWriter
 
 STATS = ("(APIServer pid=719) INFO 06-05 14:58:56 [loggers.py:271] Engine 000: Avg prompt throughput: 2870.5 "
          "tokens/s, Avg generation throughput: 0.8 tokens/s, Running: 10 reqs, Waiting: 0 reqs, GPU KV cache "
@@ -51,16 +52,16 @@ def test_an_interrupted_write_leaves_the_previous_output_intact(
     before = snapshot(out)
     log.write_text(f"{STATS}\n{STATS}\nnew line\n", encoding="utf-8")
     calls: list[str] = []
-    real_write = pl.DataFrame.write_parquet
+    real_write = KindWriter.write
 
-    def write_then_fail(self: pl.DataFrame, file: object, *args: object, **kwargs: object) -> None:
-        calls.append(str(file))
+    def write_then_fail(self: KindWriter, table: object) -> None:
+        calls.append(str(self.path))
         if len(calls) == 2:  # the first table is written, the second one fails half-way
-            Path(str(file)).write_bytes(b"PAR1 half a table")
+            self.path.write_bytes(b"PAR1 half a table")
             raise error
-        real_write(self, file, *args, **kwargs)  # type: ignore[arg-type]
+        real_write(self, table)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pl.DataFrame, "write_parquet", write_then_fail)
+    monkeypatch.setattr(KindWriter, "write", write_then_fail)
     result = run("ingest", str(log), "--out", str(out))
     assert result.exit_code != 0 and len(calls) == 2
     assert snapshot(out) == before  # old tables, byte for byte, and nothing else
@@ -101,7 +102,7 @@ def test_out_inside_a_missing_folder_and_a_file_in_the_way(tmp_path: Path) -> No
     written = write_tables({"x": frame}, tmp_path / "a" / "b")
     assert written == [tmp_path / "a" / "b" / "x.parquet"] and written[0].exists()
     (tmp_path / "file").write_text("x")
-    with pytest.raises(Exception, match="not a folder"):
+    with pytest.raises(OutputError, match=r"cannot write .*file: a file is in the way"):
         write_tables({"x": frame}, tmp_path / "file")
 
 

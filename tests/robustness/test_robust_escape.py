@@ -58,8 +58,9 @@ def hostile_log(folder: Path, value: str, name: str = "server.log") -> Path:
         f"INFO 06-05 14:58:50 [x.py:1] HOSTILE model={value}|version={value}",
         f"WARNING 06-05 14:58:51 [x.py:1] HOSTILE warning={value}",
         STATS.format(rank=f"Engine{value}"),
-        *[f"INFO 06-05 14:58:5{i} [loggers.py:1] Engine 000: Avg prompt throughput: {value}"
+        *[f"INFO 06-05 14:58:5{i} [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s, {value}: 3"
           for i in range(3)],
+        *[f"INFO 06-05 14:58:5{i} [loader.py:1] Loading weights took {value}" for i in range(3)],
         f"{value} lost line {CLEAR}",
     ]
     path = folder / name
@@ -87,8 +88,8 @@ def test_ansi_from_a_log_never_reaches_the_terminal(tmp_path: Path, rules: Path)
     assert rows["log"] == f"{tmp_path}/evil{shown}.log"
     assert rows["engine"] == f"vllm {shown}"
     assert rows["model"] == shown and rows["ranks"] == f"Engine{shown}" and rows["warnings"] == f"{shown} 1"
-    assert f"closest rule: engine_stats_v1 (matched up to 'Engine 000: Avg prompt throughput: ', " \
-           f"stopped at '{shown}" in result.output
+    assert f"unknown field '{shown}' on 3 lines" in result.output
+    assert f"matched up to 'Loading weights took ', stopped at '{shown}" in result.output
 
     for args in (["--format", "jsonl"], ["--format", "json"]):
         result = run("ingest", str(log), "--patterns", str(rules), *args)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from conftest import FIXTURES
 from logparse.cli import cli
-from logparse.ingest.reader import STATS_FILE
+from logparse.store import STATS_FILE
 
 LOG = FIXTURES / "vllm" / "gpustack-64k.log"
 
