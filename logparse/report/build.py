@@ -140,6 +140,7 @@ def load_runs(
     """Ingest and analyse every log (see `log_inputs` for what a log may be). Unreadable files
     raise; a log whose analysis fails is kept with its error, so the report still shows what
     could be read. `engine` is `auto` or the engine that wrote every log file."""
+    from logparse.analysis._frames import naive_utc
     from logparse.analysis.analyze import analyze
     from logparse.headline import no_content_of
     from logparse.ingest import ingest
@@ -178,7 +179,7 @@ def load_runs(
                 path="standard input" if path == STDIN else str(path),
                 name=name,
                 engine=engine_shown,
-                tables=result.tables,
+                tables=naive_utc(result.tables),  # type: ignore[arg-type]  # as the analysis sees them
                 analysis=analysis,
                 error=error,
             )

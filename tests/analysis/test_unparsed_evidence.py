@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import polars as pl
 import pytest
 from click.testing import CliRunner
+from untyped_tables import as_if_untyped
 
 from logparse.analysis.analyze import analyze
 from logparse.analysis.unparsed import unparsed_families
@@ -30,26 +30,11 @@ def _json(*args: str) -> dict:
     return json.loads(result.output)
 
 
-def _as_if_untyped(path: Path, engine: str, kind: str) -> dict[str, pl.DataFrame]:
-    """The tables of a real log as a grammar without the `kind` rules gives them: those lines unparsed."""
-    from logparse.ingest import ingest
-
-    tables = dict(ingest(path, engine=engine).tables)
-    typed = tables.pop(kind)
-    raw = path.read_text().splitlines()
-    moved = typed.select("line_no", "time", "engine", "rank", "level").with_columns(
-        pl.col("line_no").map_elements(lambda n: raw[n - 1], return_dtype=pl.String).alias("raw"),
-        pl.lit(None, dtype=pl.String).alias("rule"))
-    tables["unparsed"] = pl.concat([tables["unparsed"], moved], how="diagonal_relaxed").sort("line_no") \
-        if "unparsed" in tables else moved
-    return tables
-
-
 @pytest.fixture
 def untyped_stats_folder(tmp_path: Path) -> Path:
     """A table folder of a real vLLM log whose stats lines no rule typed."""
     out = tmp_path / "tables"
-    write_tables(_as_if_untyped(VLLM_013, "vllm", "engine_stats"), out)
+    write_tables(as_if_untyped(VLLM_013, "vllm", "engine_stats"), out)
     return out
 
 
@@ -95,7 +80,7 @@ def test_stats_lines_cut_short_are_typed_as_far_as_they_go() -> None:
 
 
 def test_decode_batch_lines_no_rule_typed_are_not_absent() -> None:
-    tables = _as_if_untyped(SGLANG_002, "sglang", "decode_batch")
+    tables = as_if_untyped(SGLANG_002, "sglang", "decode_batch")
     a = analyze(tables, engine="sglang", source="002.log")
     codes = {d["code"]: d for d in a.diagnostics.to_dicts()}
     lines = len(SGLANG_002.read_text().splitlines())
@@ -107,7 +92,7 @@ def test_decode_batch_lines_no_rule_typed_are_not_absent() -> None:
 
 def test_families_come_from_the_grammars_own_anchors() -> None:
     grammar = load_grammar()
-    tables = _as_if_untyped(SGLANG_002, "sglang", "decode_batch")
+    tables = as_if_untyped(SGLANG_002, "sglang", "decode_batch")
     (family,) = unparsed_families(tables, grammar, "sglang")
     anchors = {a for r in grammar.engines["sglang"].rules if r.kind == "decode_batch" for a in r.marks}
     assert family.kind == "decode_batch" and any(a in family.example for a in anchors)

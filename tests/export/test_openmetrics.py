@@ -59,6 +59,10 @@ def test_each_family_once_and_counters_named_total(emulated_logs: dict[str, Path
 def test_promtool_check_metrics_finds_nothing_but_the_known_lint(
         promtool: str, emulated_logs: dict[str, Path], real_logs: dict[str, Path]) -> None:
     text = export_text(*emulated_logs.values(), *real_logs.values())
+    # `check metrics` lints names, types and help with the Prometheus text parser, whose timestamps
+    # are integer milliseconds; OpenMetrics' are seconds with a fraction (a log's stamps in ms), so the
+    # lint reads the samples without them. The backfill test below reads the timestamps themselves.
+    text = re.sub(r"^([^#].*\}? \S+) [0-9.]+$", r"\1", text, flags=re.MULTILINE)
     done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, check=False)
     problems = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert problems, "promtool printed nothing: was the text read at all?"

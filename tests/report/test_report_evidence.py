@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from untyped_tables import as_if_untyped
 
 from logparse.report.build import build_report
+from logparse.store import write_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
-VLLM_076 = ROOT.parent / "shared" / "real-logs" / "vllm" / "076.log"
+VLLM_013 = ROOT.parent / "shared" / "real-logs" / "vllm" / "013.log"  # six real V0 stats lines
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +21,9 @@ def markdown(tmp_path_factory: pytest.TempPathFactory) -> str:
     restarted = tmp / "restarted.log"
     restarted.write_bytes((FIXTURES / "vllm" / "gpustack-64k.log").read_bytes()
                           + (FIXTURES / "vllm" / "gpustack-200k.log").read_bytes())
-    report = build_report([restarted, VLLM_076], [], tmp / "out", images=False, progress=False)
+    untyped = tmp / "untyped-013"  # its stats lines as if no rule typed them
+    write_tables(as_if_untyped(VLLM_013, "vllm", "engine_stats"), untyped)
+    report = build_report([restarted, untyped], [], tmp / "out", images=False, progress=False)
     return (report.out_dir / "summary.md").read_text()
 
 
