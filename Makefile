@@ -4,29 +4,48 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check venv browser prometheus reports bench clean
+.PHONY: demo test test-fast check venv core browser prometheus reports bench clean
 
+CORE_SOURCES := core/Cargo.toml core/Cargo.lock $(wildcard core/src/*.rs)
+CORE_STAMP := $(VENV)/.core-built
+
+# The virtualenv with logparse installed editable; pip builds the Rust core (core/) with maturin.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(CORE_STAMP)
 
-venv: $(STAMP)
+# Rebuild the compiled core (logparse/_core) when its Rust sources change.
+$(CORE_STAMP): $(STAMP) $(CORE_SOURCES)
+	$(VENV)/bin/maturin develop --quiet --release --manifest-path core/Cargo.toml --features python
+	touch $(CORE_STAMP)
+
+venv: $(CORE_STAMP)
+core: $(CORE_STAMP)
 
 ## demo: ingest the bundled GPUStack-mirror fixture, then print its post-mortem
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(PY) -m logparse ingest fixtures/vllm/gpustack-64k.log --out .demo-out
 	$(PY) -m logparse summary fixtures/vllm/gpustack-64k.log
 
-## test: grammar check and the whole suite (installs Debian chromium for the report's browser test and
-## Debian prometheus for the export tests)
-test: $(STAMP) browser prometheus
+## check: formatting, lint, types (Python and Rust) and the grammars' own check
+check: $(CORE_STAMP)
+	$(VENV)/bin/ruff format --check logparse
+	$(VENV)/bin/ruff check logparse
+	$(VENV)/bin/mypy
+	cd core && cargo clippy --quiet --release --all-targets --features python -- -D warnings
 	$(PY) -m logparse patterns check
-	$(PY) -m pytest -q
 
-check: $(STAMP)
-	$(PY) -m logparse patterns check
+## test-fast: the suite without the tests marked slow (the inner loop; under 2 minutes)
+test-fast: $(CORE_STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+## test: every check, the Rust crate's tests and the whole suite (installs Debian chromium for the
+## report's browser test and Debian prometheus and lnav for the export tests)
+test: check browser prometheus
+	cd core && cargo test --quiet --release
+	$(PY) -m pytest -q
 
 # The HTML report is checked in a real headless browser; install it when missing and possible.
 browser:
@@ -47,11 +66,11 @@ prometheus:
 	  else echo "prometheus missing and not root: the export tests that need it will be skipped"; fi; }
 
 ## reports: regenerate reports/ from the GPUStack-mirror fixtures
-reports: $(STAMP)
+reports: $(CORE_STAMP)
 	$(PY) -m logparse.report.examples
 
 ## bench: time ingest on a generated 500 MB log next to grep -cE and a naive loop (+ 1, 2, 5 GB memory runs)
-bench: $(STAMP)
+bench: $(CORE_STAMP)
 	$(PY) -m logparse.perf.bench --size 500M --rss-size 1G,2G,5G --out reports/bench.md
 
 clean:

@@ -4,6 +4,7 @@
 >>> result = logparse.ingest("server.log")        # doctest: +SKIP
 >>> result["engine_stats"].select("time", "gen_tps", "running")  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import importlib
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from logparse.ingest import IngestResult, ingest
 
-__all__ = ["IngestResult", "ingest", "__version__"]
+__all__ = ["IngestResult", "__version__", "ingest"]
 __version__ = "0.1.0"
 
 

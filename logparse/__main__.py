@@ -1,4 +1,5 @@
 """`python -m logparse` runs the command line."""
+
 from logparse.cli import main
 
 if __name__ == "__main__":

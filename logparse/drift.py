@@ -7,6 +7,7 @@ still carry the anchors of the rule that used to read them (`Decode batch`,
 `Avg prompt throughput`); many unparsed lines sharing a known anchor are the sign of version drift,
 and the rule whose regex gets furthest along them is the one to copy and extend.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -17,8 +18,8 @@ import polars as pl
 
 from logparse.escape import for_terminal
 from logparse.grammar import UNPARSED, Grammar, Rule, StatsRule, load_grammar
-from logparse.grammar.model import literal_prefix
 from logparse.grammar.check import matched_prefix
+from logparse.grammar.model import literal_prefix
 from logparse.parse import LineParser
 
 if TYPE_CHECKING:
@@ -56,8 +57,10 @@ class DriftWarning:
             where = f"matched up to '{for_terminal(self.matched_text)}'"
             if self.stopped_at:
                 where += f", stopped at '{for_terminal(self.stopped_at)}'"
-        return (f"{head}; closest rule: {self.closest_rule} ({where}; line {self.example_line}); "
-                "a newer engine version? see `logparse unknown --rule`")
+        return (
+            f"{head}; closest rule: {self.closest_rule} ({where}; line {self.example_line}); "
+            "a newer engine version? see `logparse unknown --rule`"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The warning as plain data, with its message (for `--format json`)."""
@@ -100,19 +103,28 @@ def _anchored_rules(grammar: Grammar, engine: str) -> list[Rule | StatsRule]:
 def _anchor_sets(unparsed: pl.DataFrame | pl.LazyFrame, anchors: Sequence[str]) -> pl.DataFrame:
     """Per distinct set of anchors found in raw lines: count, first line and a few example lines."""
     found = (
-        unparsed.lazy().select(
-            "line_no", "raw",
-            pl.col("raw").str.extract_many(list(anchors), overlapping=True)
-            .list.unique().list.sort().list.join("\x00").alias("found"),
+        unparsed.lazy()
+        .select(
+            "line_no",
+            "raw",
+            pl.col("raw")
+            .str.extract_many(list(anchors), overlapping=True)
+            .list.unique()
+            .list.sort()
+            .list.join("\x00")
+            .alias("found"),
         )
         .filter(pl.col("found") != "")
     )
     return (
         found.sort("line_no")
         .group_by("found", maintain_order=True)
-        .agg(pl.len().alias("lines"), pl.col("line_no").first().alias("first_line"),
-             pl.col("line_no").head(EXAMPLES).alias("example_lines"),
-             pl.col("raw").head(EXAMPLES).alias("examples"))
+        .agg(
+            pl.len().alias("lines"),
+            pl.col("line_no").first().alias("first_line"),
+            pl.col("line_no").head(EXAMPLES).alias("example_lines"),
+            pl.col("raw").head(EXAMPLES).alias("examples"),
+        )
         .collect()
     )
 
@@ -127,8 +139,9 @@ def _is_empty(frame: pl.DataFrame | pl.LazyFrame) -> bool:
     return frame.select(pl.len()).collect().item() == 0
 
 
-def analyse(result: IngestResult, *,
-            min_lines: int = MIN_LINES) -> tuple[list[FamilyCoverage], list[DriftWarning]]:
+def analyse(
+    result: IngestResult, *, min_lines: int = MIN_LINES
+) -> tuple[list[FamilyCoverage], list[DriftWarning]]:
     """Coverage per rule family and the drift warnings of an ingested log."""
     grammar = result.grammar or load_grammar()
     rules = _anchored_rules(grammar, result.engine)
@@ -153,8 +166,9 @@ def analyse(result: IngestResult, *,
             for kind in {r.kind for r in candidates}:
                 near[kind] = near.get(kind, 0) + row["lines"]
             key = _anchor(candidates[0])
-            group = groups.setdefault(key, {"lines": 0, "first_line": row["first_line"], "examples": [],
-                                            "rules": []})
+            group = groups.setdefault(
+                key, {"lines": 0, "first_line": row["first_line"], "examples": [], "rules": []}
+            )
             group["lines"] += row["lines"]
             group["first_line"] = min(group["first_line"], row["first_line"])
             group["examples"].extend(zip(row["example_lines"], row["examples"]))
@@ -188,11 +202,15 @@ def _closest(parser: LineParser, anchor: str, group: Mapping[str, Any]) -> Drift
     pos, rule, body, line_no = best
     if rule is None:
         return DriftWarning(anchor, group["lines"], group["first_line"], None, 0, "", "", group["first_line"])
-    shown = body[max(0, pos - CONTEXT):pos]
+    shown = body[max(0, pos - CONTEXT) : pos]
     return DriftWarning(
-        anchor=anchor, lines=group["lines"], first_line=group["first_line"], closest_rule=rule.name,
-        matched=pos, matched_text=("…" if pos > CONTEXT else "") + shown,
-        stopped_at=body[pos:pos + CONTEXT // 2] + ("…" if len(body) > pos + CONTEXT // 2 else ""),
+        anchor=anchor,
+        lines=group["lines"],
+        first_line=group["first_line"],
+        closest_rule=rule.name,
+        matched=pos,
+        matched_text=("…" if pos > CONTEXT else "") + shown,
+        stopped_at=body[pos : pos + CONTEXT // 2] + ("…" if len(body) > pos + CONTEXT // 2 else ""),
         example_line=line_no,
     )
 
@@ -209,24 +227,34 @@ def unknown_fields(result: IngestResult) -> list[dict[str, Any]]:
         kind = rule.kind if rule else "?"
         label = (literal_prefix(rule.title) if isinstance(rule, StatsRule) else "") or kind
         where = f"{engine.title if engine else result.engine} {label} (rule {name})"
-        known = isinstance(rule, StatsRule) and (key in rule.keys or any(
-            p.pattern is not None and p.pattern.fullmatch(key) for p in rule.key_patterns))
+        known = isinstance(rule, StatsRule) and (
+            key in rule.keys
+            or any(p.pattern is not None and p.pattern.fullmatch(key) for p in rule.key_patterns)
+        )
         if known:
-            message = (f"{where}: the value of {key!r} did not read on {lines:,} lines (kept as printed in the "
-                       "`extra` column)")
+            message = (
+                f"{where}: the value of {key!r} did not read on {lines:,} lines (kept as printed in the "
+                "`extra` column)"
+            )
         else:
-            message = (f"{where}: unknown field {key!r} on {lines:,} lines (kept in the `extra` column; to type "
-                       f"it, add it to the rule's keys in a --patterns file: extends = \"{name}\")")
-        out.append({"rule": name, "kind": kind, "key": key, "lines": lines, "unreadable": known,
-                    "message": message})
+            message = (
+                f"{where}: unknown field {key!r} on {lines:,} lines (kept in the `extra` column; to type "
+                f'it, add it to the rule\'s keys in a --patterns file: extends = "{name}")'
+            )
+        out.append(
+            {"rule": name, "kind": kind, "key": key, "lines": lines, "unreadable": known, "message": message}
+        )
     return out
 
 
 def drift_facts(result: IngestResult) -> dict[str, Any]:
     """`coverage_by_family`, `drift` and `unknown_fields` entries for the headline."""
     families, warnings = analyse(result)
-    return {"coverage_by_family": [f.as_dict() for f in families],
-            "drift": [w.as_dict() for w in warnings], "unknown_fields": unknown_fields(result)}
+    return {
+        "coverage_by_family": [f.as_dict() for f in families],
+        "drift": [w.as_dict() for w in warnings],
+        "unknown_fields": unknown_fields(result),
+    }
 
 
 def render_drift(facts: Mapping[str, Any]) -> list[str]:
@@ -234,14 +262,18 @@ def render_drift(facts: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     families = facts.get("coverage_by_family") or []
     if families:
-        out += ["", "coverage by rule family (typed lines per rule; near misses: unparsed lines with "
-                "a rule's anchor)"]
+        out += [
+            "",
+            "coverage by rule family (typed lines per rule; near misses: unparsed lines with "
+            "a rule's anchor)",
+        ]
         width = max(len(f["family"]) for f in families)
         for f in families:
             rules = ", ".join(f"{name} {n:,}" for name, n in f["rules"].items()) or "no rule matched"
             miss = f", {f['near_miss']:,} near misses" if f["near_miss"] else ""
-            out.append(f"  {f['family']:<{width}}  {f['coverage']:>6.1%}  "
-                       f"{f['typed']:,} typed ({rules}){miss}")
+            out.append(
+                f"  {f['family']:<{width}}  {f['coverage']:>6.1%}  {f['typed']:,} typed ({rules}){miss}"
+            )
     for warning in facts.get("drift") or []:
         out.append(f"warning: {warning['message']}")
     for unknown in facts.get("unknown_fields") or []:

@@ -1,4 +1,5 @@
 """Library errors. The CLI turns them into click errors at the edge, nowhere else."""
+
 from __future__ import annotations
 
 

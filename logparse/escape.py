@@ -5,6 +5,7 @@ Log lines, model names and even file names come from other people's machines. Pr
 what they read, and a lone surrogate (from an undecodable file name) crashes the encoder. These
 helpers show such characters as visible escapes (`\\x1b`, `\\u202e`) instead.
 """
+
 from __future__ import annotations
 
 import html
@@ -20,8 +21,7 @@ _FORMAT_CONTROLS = frozenset(
 def _is_unsafe(code: int, keep: frozenset[int]) -> bool:
     if code in keep:
         return False
-    return (code < 0x20 or 0x7F <= code <= 0x9F or code in _FORMAT_CONTROLS
-            or 0xD800 <= code <= 0xDFFF)
+    return code < 0x20 or 0x7F <= code <= 0x9F or code in _FORMAT_CONTROLS or 0xD800 <= code <= 0xDFFF
 
 
 def _visible(code: int) -> str:

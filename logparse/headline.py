@@ -1,4 +1,5 @@
 """The headline facts of one ingested log: what `logparse ingest` prints after parsing."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -12,7 +13,6 @@ from logparse.drift import drift_facts, render_drift
 from logparse.escape import for_terminal
 from logparse.ingest import IngestResult
 from logparse.ingest.reader import ReadStats, read_problems
-
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -29,8 +29,9 @@ def _columns(frame: Frame) -> list[str]:
     return frame.columns if isinstance(frame, pl.DataFrame) else frame.collect_schema().names()
 
 
-def first_value(tables: Mapping[str, Frame], kind: str, column: str, *,
-                how: str = "first", where: pl.Expr | None = None) -> Any:
+def first_value(
+    tables: Mapping[str, Frame], kind: str, column: str, *, how: str = "first", where: pl.Expr | None = None
+) -> Any:
     """A single value of `kind.column` (first non-null, max, min or sum), or None.
 
     Tables may be DataFrames or lazy scans of Parquet files (a streamed log): the same query runs.
@@ -50,7 +51,9 @@ def first_value(tables: Mapping[str, Frame], kind: str, column: str, *,
 def _time_span(tables: Mapping[str, Frame]) -> tuple[Any, Any]:
     starts, ends = [], []
     for frame in tables.values():
-        start, end = _lazy(frame).select(pl.col("time").min(), pl.col("time").max().alias("end")).collect().row(0)
+        start, end = (
+            _lazy(frame).select(pl.col("time").min(), pl.col("time").max().alias("end")).collect().row(0)
+        )
         if start is not None:
             starts.append(start)
             ends.append(end)
@@ -99,13 +102,18 @@ def _startup_tables(tables: Mapping[str, Frame], start: Any) -> dict[str, pl.Dat
     if ready is not None and ready["time_approx"]:
         for kind, frame in tables.items():
             if kind not in view and {"line_no", "time"} <= set(_columns(frame)):
-                view[kind] = (_lazy(frame).select("line_no", "time")
-                              .filter(pl.col("line_no") <= ready["line_no"]).collect())
+                view[kind] = (
+                    _lazy(frame)
+                    .select("line_no", "time")
+                    .filter(pl.col("line_no") <= ready["line_no"])
+                    .collect()
+                )
     if start is not None:
         start = start.replace(tzinfo=None) if getattr(start, "tzinfo", None) else start
         # No line_no: `time_at_line` never picks it, `start_time` does.
-        view["_start"] = pl.DataFrame({"line_no": [None], "time": [start]},
-                                      schema={"line_no": pl.Int64(), "time": pl.Datetime("us")})
+        view["_start"] = pl.DataFrame(
+            {"line_no": [None], "time": [start]}, schema={"line_no": pl.Int64(), "time": pl.Datetime("us")}
+        )
     return view
 
 
@@ -134,20 +142,32 @@ def headline(result: IngestResult) -> dict[str, Any]:
     preemptions = 0
     if preempt is not None:
         lazy = _lazy(preempt)
-        retractions = int(lazy.filter(retract_expr).select(pl.col("count").fill_null(1).sum()).collect().item() or 0)
+        retractions = int(
+            lazy.filter(retract_expr).select(pl.col("count").fill_null(1).sum()).collect().item() or 0
+        )
         preemptions = _height(preempt, ~retract_expr.fill_null(False))
     stats_preempt = first_value(t, "engine_stats", "preemptions", how="sum")
     warnings = t.get("warning")
     by_category: dict[str, int] = {}
     if warnings is not None:
-        grouped = (_lazy(warnings).group_by(pl.col("category").fill_null("other")).len()
-                   .collect().sort("len", descending=True))
+        grouped = (
+            _lazy(warnings)
+            .group_by(pl.col("category").fill_null("other"))
+            .len()
+            .collect()
+            .sort("len", descending=True)
+        )
         by_category = {str(row[0]): int(row[1]) for row in grouped.iter_rows()}
     jit = t.get("jit_compile")
     jit_by_what: dict[str, int] = {}
     if jit is not None and "what" in _columns(jit):
-        grouped = (_lazy(jit).group_by(pl.col("what").fill_null("other").str.split(":").list.first())
-                   .len().collect().sort("len", descending=True))
+        grouped = (
+            _lazy(jit)
+            .group_by(pl.col("what").fill_null("other").str.split(":").list.first())
+            .len()
+            .collect()
+            .sort("len", descending=True)
+        )
         jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
     no_content = no_content_of(result.lines, result.scores)
     empty = no_content is not None
@@ -242,21 +262,29 @@ def render_headline(facts: Mapping[str, Any]) -> str:
     coverage = "-" if facts["coverage"] is None else f"{facts['coverage']:.1%}"
     rows = [
         ("log", facts["source"]),
-        ("engine", engine + (f" {facts['version']}" if facts["version"] else "")
-                   + (f" ({why})" if why else "")),
+        (
+            "engine",
+            engine + (f" {facts['version']}" if facts["version"] else "") + (f" ({why})" if why else ""),
+        ),
         ("model", _fmt(facts["model"])),
         ("time span", f"{_fmt(facts['start'])} .. {_fmt(facts['end'])} ({_fmt(facts['duration_s'], 's')})"),
         ("times", time_basis(facts.get("times") or {})),
         ("ranks", ", ".join(facts["ranks"]) or "-"),
         ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
         ("weights", f"{_fmt(s['weights_gib'], 'GiB')}, loaded in {_fmt(s['weight_load_s'], 's')}"),
-        ("KV pool", f"{_fmt(s['kv_pool_tokens'], 'tokens')}, {_fmt(s['kv_gib'], 'GiB')}, "
-                    f"max concurrency {_fmt(s['max_concurrency'])}"),
+        (
+            "KV pool",
+            f"{_fmt(s['kv_pool_tokens'], 'tokens')}, {_fmt(s['kv_gib'], 'GiB')}, "
+            f"max concurrency {_fmt(s['max_concurrency'])}",
+        ),
         ("CUDA graphs", f"{_fmt(s['cuda_graph_s'], 's')}, {_fmt(s['cuda_graph_gib'], 'GiB')}"),
         ("compile", _fmt(s["compile_s"], "s")),
         ("engine init", _fmt(s["init_s"], "s") + (" (inferred)" if s.get("init_s_inferred") else "")),
-        ("ready after", ("≥ " if s.get("ready_s_approx") and s.get("ready_s") is not None else "")
-         + _fmt(s.get("ready_s"), "s")),
+        (
+            "ready after",
+            ("≥ " if s.get("ready_s_approx") and s.get("ready_s") is not None else "")
+            + _fmt(s.get("ready_s"), "s"),
+        ),
         ("OOM", f"{c['oom']} ({c['oom_recovered']} recovered)"),
         ("preemptions", str(c["preemptions"])),
         ("retractions", str(c["retractions"])),
@@ -264,8 +292,12 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("warnings", ", ".join(f"{k} {v}" for k, v in facts["warnings_by_category"].items()) or "0"),
     ]
     inp = facts["input"]
-    read = ReadStats(invalid_utf8_lines=inp["invalid_utf8_lines"], nul_lines=inp["nul_lines"],
-                     truncated_last_line=inp["truncated_last_line"], notes=list(inp["notes"]))
+    read = ReadStats(
+        invalid_utf8_lines=inp["invalid_utf8_lines"],
+        nul_lines=inp["nul_lines"],
+        truncated_last_line=inp["truncated_last_line"],
+        notes=list(inp["notes"]),
+    )
     problems = read_problems(read)
     if problems:
         rows.append(("input", "; ".join(message for _, message in problems)))
@@ -284,15 +316,29 @@ def render_headline(facts: Mapping[str, Any]) -> str:
 def render_event_count(facts: Mapping[str, Any]) -> str:
     """One line for stderr after a log's events were streamed: how many, and from which engine."""
     why = facts.get("no_content")
-    basis = f"{why}, no engine" if why else f"{facts['engine'] or 'no engine'}, coverage {facts['coverage'] or 0:.1%}"
+    basis = (
+        f"{why}, no engine"
+        if why
+        else f"{facts['engine'] or 'no engine'}, coverage {facts['coverage'] or 0:.1%}"
+    )
     return for_terminal(f"{facts['source']}: {facts['lines']:,} events ({basis})")
 
 
-def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: bool = False, engine: str = "auto",
-                     year: int | None = None, tz: str | None = None, patterns: Sequence[str | Path] = (),
-                     reference: bool = False, jobs: int | None = None, jsonl: TextIO | None = None,
-                     on_headline: Callable[[dict[str, Any]], None] | None = None,
-                     on_error: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+def ingest_headlines(
+    logs: Sequence[str],
+    *,
+    out: Path | None = None,
+    force: bool = False,
+    engine: str = "auto",
+    year: int | None = None,
+    tz: str | None = None,
+    patterns: Sequence[str | Path] = (),
+    reference: bool = False,
+    jobs: int | None = None,
+    jsonl: TextIO | None = None,
+    on_headline: Callable[[dict[str, Any]], None] | None = None,
+    on_error: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
     """Ingest `logs` (files, folders, globs, `-`) and give each log's headline facts, in order.
 
     One log goes to `out/<kind>.parquet`; several to a dataset `out/run=<name>/kind=<kind>/`; without
@@ -320,7 +366,9 @@ def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: boo
 
     scratch = Path(tempfile.mkdtemp(prefix="logparse-")) if out is None else None
     try:
-        folder_cm = output_folder(out, force=force, sources=files) if out is not None else nullcontext(scratch)
+        folder_cm = (
+            output_folder(out, force=force, sources=files) if out is not None else nullcontext(scratch)
+        )
         with folder_cm as folder:
             assert folder is not None
             if not several or jsonl is not None:
@@ -328,17 +376,40 @@ def ingest_headlines(logs: Sequence[str], *, out: Path | None = None, force: boo
                     target = folder / f"run={name}" if several else folder
                     bar = Progress() if wanted(input_size(log)) else None
                     try:
-                        done(ingest_to_folder(log, target, engine=engine, year=year, tz=tz, patterns=patterns,
-                                              reference=reference, workers=jobs, layout="hive" if several else "flat",
-                                              extra_sink=None if jsonl is None else JsonlSink(jsonl), progress=bar),
-                             name if several else None)
+                        done(
+                            ingest_to_folder(
+                                log,
+                                target,
+                                engine=engine,
+                                year=year,
+                                tz=tz,
+                                patterns=patterns,
+                                reference=reference,
+                                workers=jobs,
+                                layout="hive" if several else "flat",
+                                extra_sink=None if jsonl is None else JsonlSink(jsonl),
+                                progress=bar,
+                            ),
+                            name if several else None,
+                        )
                     finally:
                         if bar is not None:
                             bar.close()
                 return facts
             names = run_names(files)
-            todo = [Job(log=f, run=n, folder=folder / f"run={n}", engine=engine, year=year, tz=tz,
-                        patterns=tuple(str(p) for p in patterns), reference=reference) for f, n in zip(files, names)]
+            todo = [
+                Job(
+                    log=f,
+                    run=n,
+                    folder=folder / f"run={n}",
+                    engine=engine,
+                    year=year,
+                    tz=tz,
+                    patterns=tuple(str(p) for p in patterns),
+                    reference=reference,
+                )
+                for f, n in zip(files, names)
+            ]
             pending: dict[int, Any] = {}
             shown = 0
 

@@ -196,7 +196,7 @@ impl Peeler {
         let mut pos = step.pos;
         if frame.text[pos..].contains('\r') {
             let rest = &frame.text[pos..];
-            let segment = rest.split('\r').filter(|s| !py_strip(s).is_empty()).last().unwrap_or("");
+            let segment = rest.split('\r').rfind(|s| !py_strip(s).is_empty()).unwrap_or("");
             // the segment's offset within the text
             let start = if segment.is_empty() { frame.text.len() } else {
                 segment.as_ptr() as usize - frame.text.as_ptr() as usize

@@ -37,6 +37,8 @@ pub struct Event {
 }
 
 /// Outcome of the core on one line: an event, or "the reference parser must read this line".
+// Returned by value once per line: boxing the event would allocate on every line.
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     Event(Event),
     Reference,

@@ -118,8 +118,11 @@ pub struct RegexRule {
     find: Vec<(Compiled, Vec<FieldGroups>)>,
     constants: Vec<(usize, Value)>,
     templates: Vec<(usize, Vec<Piece>)>,
-    derive: Vec<(usize, FieldType, String, Vec<usize>, Vec<usize>)>,
+    derive: Vec<DeriveSpec>,
 }
+
+/// A derived field: (column, type, function, its source group in the full regex, in the search regex).
+type DeriveSpec = (usize, FieldType, String, Vec<usize>, Vec<usize>);
 
 pub struct StatsKey {
     field: Option<(usize, FieldType)>,
@@ -338,7 +341,6 @@ impl RegexRule {
         fill(&mut fields, &spans, body, &self.full_fields);
         let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self.derive.iter()
             .map(|(col, typ, f, groups, _)| (*col, *typ, f.as_str(), spans.last(body, groups))).collect();
-        drop(spans);
         self.finish(&mut fields, body, &derive_groups);
         Some(fields)
     }
@@ -350,7 +352,6 @@ impl RegexRule {
         fill(&mut fields, &spans, text, &self.search_fields);
         let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self.derive.iter()
             .map(|(col, typ, f, _, groups)| (*col, *typ, f.as_str(), spans.last(text, groups))).collect();
-        drop(spans);
         self.finish(&mut fields, &text[start..], &derive_groups);
         Some((start, fields))
     }
@@ -393,8 +394,7 @@ impl StatsRule {
             if let Some(spans) = self.title.captures(head) {
                 let mut fields = Fields(self.constants.clone());
                 let from_title = self.title_values(&spans, head, &self.title_fields);
-                drop(spans);
-                if let Some(f) = self.pairs(&body[at..], &mut fields, from_title) {
+                        if let Some(f) = self.pairs(&body[at..], &mut fields, from_title) {
                     return Some(f);
                 }
             }
@@ -409,8 +409,7 @@ impl StatsRule {
                 let start = spans.get(self.message_group)?.0;
                 let mut fields = Fields(self.constants.clone());
                 let from_title = self.title_values(&spans, head, &self.search_title_fields);
-                drop(spans);
-                if let Some(f) = self.pairs(&text[at..], &mut fields, from_title) {
+                        if let Some(f) = self.pairs(&text[at..], &mut fields, from_title) {
                     return Some((start, f));
                 }
             }

@@ -194,7 +194,7 @@ pub fn convert(value: &str, typ: FieldType) -> Value {
                 match py_float(&cleaned) {
                     Some(f) if f.is_finite() => {
                         let t = f.trunc();
-                        if t >= -9.223372036854775808e18 && t < 9.223372036854775808e18 {
+                        if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&t) {
                             Value::Int(t as i64)
                         } else {
                             Value::Null

@@ -7,6 +7,7 @@ returns polars DataFrames; `analyze` runs them all on one log's event tables.
 >>> from logparse.analysis import analyze_log, summary_dict   # doctest: +SKIP
 >>> summary_dict(analyze_log("server.log"))["phases"][0]["stable"]["gen_tps_mean"]  # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 from logparse.analysis.analyze import Analysis, analyze, analyze_log

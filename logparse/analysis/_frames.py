@@ -1,4 +1,5 @@
 """Small helpers shared by the analysis modules: typed access to event tables, rank labels."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -35,8 +36,9 @@ def table(tables: Mapping[str, pl.DataFrame], kind: str, columns: Mapping[str, p
     frame = tables.get(kind)
     if frame is None:
         return pl.DataFrame(schema=wanted)
-    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in wanted.items()
-               if name not in frame.columns]
+    missing = [
+        pl.lit(None, dtype=dtype).alias(name) for name, dtype in wanted.items() if name not in frame.columns
+    ]
     if missing:
         frame = frame.with_columns(missing)
     return frame
@@ -58,9 +60,11 @@ def leading_ranks(frame: pl.DataFrame, *, series: str = "series") -> pl.DataFram
         return frame
     with_tp = frame.with_columns(rank_index("TP").fill_null(-1).alias("_tp"))
     lowest = with_tp.group_by(series).agg(pl.col("_tp").min().alias("_tp_min"))
-    return (with_tp.join(lowest, on=series, how="left")
-            .filter(pl.col("_tp") == pl.col("_tp_min"))
-            .drop("_tp", "_tp_min"))
+    return (
+        with_tp.join(lowest, on=series, how="left")
+        .filter(pl.col("_tp") == pl.col("_tp_min"))
+        .drop("_tp", "_tp_min")
+    )
 
 
 def median_interval(times: pl.Series) -> float | None:

@@ -1,4 +1,5 @@
 """Run the whole post-mortem of one log: samples → phases → windows → prefill, spec, diagnostics."""
+
 from __future__ import annotations
 
 import re
@@ -9,8 +10,12 @@ from typing import Any
 
 import polars as pl
 
-from logparse.analysis import coldstart, diagnostics, phases as phases_mod, prefill as prefill_mod
-from logparse.analysis import samples as samples_mod, segments as segments_mod, spec as spec_mod
+from logparse.analysis import coldstart, diagnostics
+from logparse.analysis import phases as phases_mod
+from logparse.analysis import prefill as prefill_mod
+from logparse.analysis import samples as samples_mod
+from logparse.analysis import segments as segments_mod
+from logparse.analysis import spec as spec_mod
 from logparse.analysis import windows as windows_mod
 from logparse.analysis._frames import first_non_null, naive_utc, rank_index, table
 from logparse.analysis.identity import IDENTITY_KEYS, run_identity
@@ -20,9 +25,17 @@ from logparse.grammar import Grammar
 from logparse.ingest.reader import ReadStats
 
 SEGMENT_ROW_SCHEMA: dict[str, pl.DataType] = {
-    **segments_mod.SEGMENT_SCHEMA, "analysed": pl.Boolean(), "phases": pl.Int64(), "ready": pl.Boolean(),
-    "ready_s": pl.Float64(), "cuda_graph_s": pl.Float64(), "model": pl.String(), "tensor_parallel": pl.Int64(),
-    "data_parallel": pl.Int64(), "speculative": pl.Boolean(), "quantization": pl.String(),
+    **segments_mod.SEGMENT_SCHEMA,
+    "analysed": pl.Boolean(),
+    "phases": pl.Int64(),
+    "ready": pl.Boolean(),
+    "ready_s": pl.Float64(),
+    "cuda_graph_s": pl.Float64(),
+    "model": pl.String(),
+    "tensor_parallel": pl.Int64(),
+    "data_parallel": pl.Int64(),
+    "speculative": pl.Boolean(),
+    "quantization": pl.String(),
 }
 
 
@@ -58,17 +71,35 @@ class Analysis:
 
     def frames(self) -> dict[str, pl.DataFrame]:
         """The tables to write as Parquet, by name."""
-        return {"samples": self.samples, "phases": self.phases, "windows": self.windows, "segments": self.segments,
-                "prefill_chunks": self.chunks, "prefill_requests": self.requests, "prefill": self.prefill,
-                "spec": self.spec, "coldstart": self.timeline, "diagnostics": self.diagnostics,
-                "degradation": self.degradation}
+        return {
+            "samples": self.samples,
+            "phases": self.phases,
+            "windows": self.windows,
+            "segments": self.segments,
+            "prefill_chunks": self.chunks,
+            "prefill_requests": self.requests,
+            "prefill": self.prefill,
+            "spec": self.spec,
+            "coldstart": self.timeline,
+            "diagnostics": self.diagnostics,
+            "degradation": self.degradation,
+        }
 
 
-def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = "",
-            concurrency: int | None = None, idle_gap_s: float | None = None,
-            min_samples: int = 3, min_duration_s: float = 20.0, spec_tokens: int | None = None,
-            read_stats: ReadStats | None = None, grammar: Grammar | None = None,
-            segment: int | None = None) -> Analysis:
+def analyze(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    engine: str,
+    source: str = "",
+    concurrency: int | None = None,
+    idle_gap_s: float | None = None,
+    min_samples: int = 3,
+    min_duration_s: float = 20.0,
+    spec_tokens: int | None = None,
+    read_stats: ReadStats | None = None,
+    grammar: Grammar | None = None,
+    segment: int | None = None,
+) -> Analysis:
     """The post-mortem of one log's event tables.
 
     Parameters
@@ -101,22 +132,43 @@ def analyze(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = ""
     from logparse.grammar import load_grammar
 
     if engine not in ("vllm", "sglang"):
-        raise InputError(f"{source or 'log'}: post-mortem analysis supports vllm and sglang logs, not {engine!r}")
+        raise InputError(
+            f"{source or 'log'}: post-mortem analysis supports vllm and sglang logs, not {engine!r}"
+        )
     tables = naive_utc(tables)  # type: ignore[assignment]
     found = segments_mod.find_segments(tables)
     chosen = _chosen(found, segment, source)
-    options: dict[str, Any] = {"concurrency": concurrency, "idle_gap_s": idle_gap_s, "min_samples": min_samples,
-                               "min_duration_s": min_duration_s, "spec_tokens": spec_tokens}
+    options: dict[str, Any] = {
+        "concurrency": concurrency,
+        "idle_gap_s": idle_gap_s,
+        "min_samples": min_samples,
+        "min_duration_s": min_duration_s,
+        "spec_tokens": spec_tokens,
+    }
     parts: list[Analysis] = []
     offset = 0
     for row in chosen.iter_rows(named=True):
-        part = analyze_start(segments_mod.segment_tables(tables, row["first_line"], row["last_line"]),
-                             engine=engine, source=source, phase_offset=offset, **options)
+        part = analyze_start(
+            segments_mod.segment_tables(tables, row["first_line"], row["last_line"]),
+            engine=engine,
+            source=source,
+            phase_offset=offset,
+            **options,
+        )
         offset += part.phases.height
         parts.append(part)
     families = unparsed_families(tables, grammar or load_grammar(), engine)
-    return combine(parts, tables, engine=engine, source=source, segments=found, chosen=chosen,
-                   families=families, read_stats=read_stats, segment=segment)
+    return combine(
+        parts,
+        tables,
+        engine=engine,
+        source=source,
+        segments=found,
+        chosen=chosen,
+        families=families,
+        read_stats=read_stats,
+        segment=segment,
+    )
 
 
 def _chosen(found: pl.DataFrame, segment: int | None, source: str) -> pl.DataFrame:
@@ -124,14 +176,25 @@ def _chosen(found: pl.DataFrame, segment: int | None, source: str) -> pl.DataFra
     if segment is None:
         return found
     if not 1 <= segment <= found.height:
-        raise InputError(f"{source or 'log'}: no engine start {segment}: the log holds {found.height} "
-                         f"(segments 1..{found.height})")
+        raise InputError(
+            f"{source or 'log'}: no engine start {segment}: the log holds {found.height} "
+            f"(segments 1..{found.height})"
+        )
     return found.filter(pl.col("segment") == segment)
 
 
-def analyze_start(tables: Mapping[str, pl.DataFrame], *, engine: str, source: str = "", phase_offset: int = 0,
-                  concurrency: int | None = None, idle_gap_s: float | None = None, min_samples: int = 3,
-                  min_duration_s: float = 20.0, spec_tokens: int | None = None) -> Analysis:
+def analyze_start(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    engine: str,
+    source: str = "",
+    phase_offset: int = 0,
+    concurrency: int | None = None,
+    idle_gap_s: float | None = None,
+    min_samples: int = 3,
+    min_duration_s: float = 20.0,
+    spec_tokens: int | None = None,
+) -> Analysis:
     """The post-mortem of one engine start (the tables of one segment), its phases numbered
     after `phase_offset`. Findings about the whole log (reading problems, unparsed evidence,
     restarts) are `combine`'s."""
@@ -146,75 +209,150 @@ def analyze_start(tables: Mapping[str, pl.DataFrame], *, engine: str, source: st
     ready = coldstart.ready_row(tables)
     after_ready = pl.col("line_no") > (ready["line_no"] if ready is not None else 0)
     gap = idle_gap_s if idle_gap_s is not None else phases_mod.default_idle_gap(samples, engine=engine)
-    phases = phases_mod.find_phases(samples.filter(after_ready),
-                                    prefills=None if prefills is None else prefills.filter(after_ready),
-                                    idle_gap_s=gap, concurrency=concurrency)
+    phases = phases_mod.find_phases(
+        samples.filter(after_ready),
+        prefills=None if prefills is None else prefills.filter(after_ready),
+        idle_gap_s=gap,
+        concurrency=concurrency,
+    )
     phases = phases.with_columns(pl.col("phase") + phase_offset)
     if prefills is not None:
         in_phase = phases_mod.assign_phase(prefills, phases).filter(pl.col("phase").is_not_null())
         retract = table(tables, "preemption", {"count": pl.Int64()}).select(
-            rank_index("DP").fill_null(0).alias("series"), "line_no",
-            pl.col("count").fill_null(1).cast(pl.Int64).alias("retracted"))
-        breaks = pl.concat([ranks.select("series", "line_no", pl.lit(None, dtype=pl.Int64).alias("retracted")),
-                            retract], how="vertical_relaxed")
+            rank_index("DP").fill_null(0).alias("series"),
+            "line_no",
+            pl.col("count").fill_null(1).cast(pl.Int64).alias("retracted"),
+        )
+        breaks = pl.concat(
+            [ranks.select("series", "line_no", pl.lit(None, dtype=pl.Int64).alias("retracted")), retract],
+            how="vertical_relaxed",
+        )
         chunks = prefill_mod.prefill_chunks(in_phase, breaks=breaks)
     else:
         chunks = pl.DataFrame(schema={**prefill_mod.CHUNK_SCHEMA, "phase": pl.Int64()})
     interruptions = phases_mod.assign_phase(_preemption_lines(tables), phases)
     samples = phases_mod.assign_phase(samples, phases)
-    phases = phase_inputs(phases, samples=samples, chunks=chunks, engine=engine, preemptions=interruptions,
-                          context_len=startup.get("context_len"), since_last_log=_vllm_v0(tables),
-                          preemptions_printed=_preemptions_printed(tables, engine))
+    phases = phase_inputs(
+        phases,
+        samples=samples,
+        chunks=chunks,
+        engine=engine,
+        preemptions=interruptions,
+        context_len=startup.get("context_len"),
+        since_last_log=_vllm_v0(tables),
+        preemptions_printed=_preemptions_printed(tables, engine),
+    )
     marked = windows_mod.mark_stable(samples, phases)
-    windows = windows_mod.stable_windows(marked, phases, min_samples=min_samples, min_duration_s=min_duration_s)
+    windows = windows_mod.stable_windows(
+        marked, phases, min_samples=min_samples, min_duration_s=min_duration_s
+    )
     windows = windows_mod.without_impossible_context(windows, phases, context_len=startup.get("context_len"))
     no_window = windows_mod.no_window_reasons(marked, phases)
     requests = phases_mod.assign_phase(prefill_mod.request_inputs(chunks), phases, by="first_line")
     prefill = prefill_mod.prefill_by_phase(chunks=chunks, samples=marked, phases=phases, engine=engine)
-    spec = spec_mod.spec_by_phase(tables, samples=marked, phases=phases, engine=engine, spec_tokens=spec_tokens)
+    spec = spec_mod.spec_by_phase(
+        tables, samples=marked, phases=phases, engine=engine, spec_tokens=spec_tokens
+    )
     ready_t = None if ready is None else ready["time"]
-    diags = diagnostics.diagnose(tables, engine=engine, startup=startup, samples=marked, phases=phases,
-                                 windows=windows, no_window=no_window, spec=spec, ready=ready_t)
-    windows_in = windows.join(phases.select("phase", "input_tokens", "input_tokens_estimated"), on="phase",
-                              how="left")
+    diags = diagnostics.diagnose(
+        tables,
+        engine=engine,
+        startup=startup,
+        samples=marked,
+        phases=phases,
+        windows=windows,
+        no_window=no_window,
+        spec=spec,
+        ready=ready_t,
+    )
+    windows_in = windows.join(
+        phases.select("phase", "input_tokens", "input_tokens_estimated"), on="phase", how="left"
+    )
     config = table(tables, "config", {"version": pl.String()})
     version = first_non_null(config, "version")
     return Analysis(
-        source=source, engine=engine, version=None if version is None else str(version), startup=startup,
-        samples=marked, phases=phases, windows=windows, no_window=no_window, chunks=chunks,
-        requests=requests, prefill=prefill, spec=spec, timeline=coldstart.timeline(tables),
+        source=source,
+        engine=engine,
+        version=None if version is None else str(version),
+        startup=startup,
+        samples=marked,
+        phases=phases,
+        windows=windows,
+        no_window=no_window,
+        chunks=chunks,
+        requests=requests,
+        prefill=prefill,
+        spec=spec,
+        timeline=coldstart.timeline(tables),
         diagnostics=diags,
         counts=diagnostics.counts(tables, samples=marked, ready=ready_t, phases=phases),
         degradation=degradation(windows_in.filter(pl.col("trusted")), label="phase"),
-        options={"concurrency": concurrency, "idle_gap_s": gap, "min_samples": min_samples,
-                 "min_duration_s": min_duration_s, "spec_tokens": spec_tokens},
+        options={
+            "concurrency": concurrency,
+            "idle_gap_s": gap,
+            "min_samples": min_samples,
+            "min_duration_s": min_duration_s,
+            "spec_tokens": spec_tokens,
+        },
         empty=diagnostics.is_empty_log(tables),
         identity=run_identity(tables, engine=engine),
     )
 
 
-PART_FRAMES = ("samples", "phases", "windows", "no_window", "chunks", "requests", "prefill", "spec", "timeline",
-               "degradation")
+PART_FRAMES = (
+    "samples",
+    "phases",
+    "windows",
+    "no_window",
+    "chunks",
+    "requests",
+    "prefill",
+    "spec",
+    "timeline",
+    "degradation",
+)
 
 
-def combine(parts: Sequence[Analysis], tables: Mapping[str, pl.DataFrame], *, engine: str, source: str,
-            segments: pl.DataFrame, chosen: pl.DataFrame, families: Sequence[UnparsedFamily],
-            read_stats: ReadStats | None, segment: int | None) -> Analysis:
+def combine(
+    parts: Sequence[Analysis],
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    engine: str,
+    source: str,
+    segments: pl.DataFrame,
+    chosen: pl.DataFrame,
+    families: Sequence[UnparsedFamily],
+    read_stats: ReadStats | None,
+    segment: int | None,
+) -> Analysis:
     """One `Analysis` of the log from those of its engine starts (`parts`, one per `chosen`
     segment): their tables stacked (phases and the cold-start timeline with a ``segment``
     column), counts added up, start-up figures kept per start (`Analysis.startups`; the top
     level ``startup`` is the first analysed start's, never a sum), and the findings about the
     whole log added to theirs."""
     numbers = chosen.get_column("segment").to_list()
-    stacked = {name: _stack([getattr(p, name) for p in parts], numbers if name in ("phases", "timeline") else None)
-               for name in PART_FRAMES}
+    stacked = {
+        name: _stack([getattr(p, name) for p in parts], numbers if name in ("phases", "timeline") else None)
+        for name in PART_FRAMES
+    }
     many = segments.height > 1
-    own = [p.diagnostics.with_columns(pl.when(pl.lit(many) & pl.col("phase").is_null())
-                                      .then(pl.format("start {}: {}", pl.lit(k), pl.col("message")))
-                                      .otherwise(pl.col("message")).alias("message"))
-           for k, p in zip(numbers, parts, strict=True)]
-    whole = diagnostics.log_diagnostics(tables, engine=engine, samples=stacked["samples"], read_stats=read_stats,
-                                        families=families, segments=segments)
+    own = [
+        p.diagnostics.with_columns(
+            pl.when(pl.lit(many) & pl.col("phase").is_null())
+            .then(pl.format("start {}: {}", pl.lit(k), pl.col("message")))
+            .otherwise(pl.col("message"))
+            .alias("message")
+        )
+        for k, p in zip(numbers, parts, strict=True)
+    ]
+    whole = diagnostics.log_diagnostics(
+        tables,
+        engine=engine,
+        samples=stacked["samples"],
+        read_stats=read_stats,
+        families=families,
+        segments=segments,
+    )
     counts: dict[str, int] = {}
     for p in parts:
         for key, value in p.counts.items():
@@ -222,23 +360,37 @@ def combine(parts: Sequence[Analysis], tables: Mapping[str, pl.DataFrame], *, en
     first = parts[0]
     version = next((p.version for p in parts if p.version), None)
     return Analysis(
-        source=source, engine=engine, version=version,
+        source=source,
+        engine=engine,
+        version=version,
         startup={**first.startup, "segment": numbers[0], "segments": segments.height},
-        **stacked, diagnostics=diagnostics.ordered(pl.concat([whole, *own], how="vertical_relaxed")),
-        counts=counts, options=first.options,
-        no_phases_reason=diagnostics.no_phases_reason(tables, samples=stacked["samples"], phases=stacked["phases"],
-                                                      read_stats=read_stats, families=families),
-        empty=diagnostics.is_empty_log(tables), identity=first.identity,
+        **stacked,
+        diagnostics=diagnostics.ordered(pl.concat([whole, *own], how="vertical_relaxed")),
+        counts=counts,
+        options=first.options,
+        no_phases_reason=diagnostics.no_phases_reason(
+            tables,
+            samples=stacked["samples"],
+            phases=stacked["phases"],
+            read_stats=read_stats,
+            families=families,
+        ),
+        empty=diagnostics.is_empty_log(tables),
+        identity=first.identity,
         segments=_segment_rows(segments, dict(zip(numbers, parts, strict=True))),
         startups=[{**p.startup, "segment": k} for k, p in zip(numbers, parts, strict=True)],
-        unparsed=list(families), segment=segment,
+        unparsed=list(families),
+        segment=segment,
     )
 
 
 def _stack(frames: Sequence[pl.DataFrame], numbers: Sequence[int] | None) -> pl.DataFrame:
     """The frames one under the other, each marked with its segment number when `numbers` is given."""
     if numbers is not None:
-        frames = [f.with_columns(pl.lit(k, dtype=pl.Int64).alias("segment")) for f, k in zip(frames, numbers, strict=True)]
+        frames = [
+            f.with_columns(pl.lit(k, dtype=pl.Int64).alias("segment"))
+            for f, k in zip(frames, numbers, strict=True)
+        ]
     return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
 
 
@@ -250,9 +402,13 @@ def _segment_rows(segments: pl.DataFrame, parts: Mapping[int, Analysis]) -> pl.D
         part = parts.get(seg["segment"])
         row: dict[str, Any] = {**dict.fromkeys(SEGMENT_ROW_SCHEMA), **seg, "analysed": part is not None}
         if part is not None:
-            row.update(phases=part.phases.height, ready=part.startup.get("ready_s") is not None,
-                       ready_s=part.startup.get("ready_s"), cuda_graph_s=part.startup.get("cuda_graph_s"),
-                       **{k: part.identity.get(k) for k in IDENTITY_KEYS})
+            row.update(
+                phases=part.phases.height,
+                ready=part.startup.get("ready_s") is not None,
+                ready_s=part.startup.get("ready_s"),
+                cuda_graph_s=part.startup.get("cuda_graph_s"),
+                **{k: part.identity.get(k) for k in IDENTITY_KEYS},
+            )
         rows.append(row)
     return pl.DataFrame(rows, schema=SEGMENT_ROW_SCHEMA, orient="row")
 
@@ -285,18 +441,38 @@ def _preemption_lines(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     """Preemption / retraction lines (vLLM V0 warnings, SGLang retractions): ``line_no``, ``time``,
     ``count``, ``tokens_gained`` (SGLang's `#new_tokens_gained`, else null)."""
     pre = table(tables, "preemption", {"count": pl.Int64(), "new_tokens_gained": pl.Int64()})
-    return pre.select("line_no", "time", pl.col("count").fill_null(1), pl.col("new_tokens_gained").alias("tokens_gained"))
+    return pre.select(
+        "line_no", "time", pl.col("count").fill_null(1), pl.col("new_tokens_gained").alias("tokens_gained")
+    )
 
 
-def analyze_log(path: str | Path, *, engine: str = "auto", year: int | None = None,
-                patterns: Sequence[str | Path] = (), concurrency: int | None = None,
-                idle_gap_s: float | None = None, min_samples: int = 3,
-                min_duration_s: float = 20.0, spec_tokens: int | None = None,
-                segment: int | None = None) -> Analysis:
+def analyze_log(
+    path: str | Path,
+    *,
+    engine: str = "auto",
+    year: int | None = None,
+    patterns: Sequence[str | Path] = (),
+    concurrency: int | None = None,
+    idle_gap_s: float | None = None,
+    min_samples: int = 3,
+    min_duration_s: float = 20.0,
+    spec_tokens: int | None = None,
+    segment: int | None = None,
+) -> Analysis:
     """Ingest a log file and analyse it (see `analyze`)."""
     from logparse.ingest import ingest
 
     result = ingest(path, engine=engine, year=year, patterns=patterns)
-    return analyze(result.tables, engine=result.engine, source=result.source, concurrency=concurrency,
-                   idle_gap_s=idle_gap_s, min_samples=min_samples, min_duration_s=min_duration_s,
-                   spec_tokens=spec_tokens, read_stats=result.stats, grammar=result.grammar, segment=segment)
+    return analyze(
+        result.tables,
+        engine=result.engine,
+        source=result.source,
+        concurrency=concurrency,
+        idle_gap_s=idle_gap_s,
+        min_samples=min_samples,
+        min_duration_s=min_duration_s,
+        spec_tokens=spec_tokens,
+        read_stats=result.stats,
+        grammar=result.grammar,
+        segment=segment,
+    )

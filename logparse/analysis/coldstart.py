@@ -5,6 +5,7 @@ Stages come from the typed events: weight loading (`weight_load`), torch.compile
 server ready (`engine_init`). Ranks that print their own copy (SGLang's TP ranks, vLLM workers)
 keep their own rows; a figure for the whole server takes the slowest rank.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -26,19 +27,51 @@ TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "detail": pl.String(),
 }
 
-_WEIGHT = {"seconds": pl.Float64(), "gib": pl.Float64(), "phase": pl.String(), "mem_usage_gib": pl.Float64(),
-           "shards": pl.Int64()}
-_GRAPH = {"seconds": pl.Float64(), "gib": pl.Float64(), "phase": pl.String(), "mem_usage_gib": pl.Float64(),
-          "num_sizes": pl.Int64(), "mode": pl.String()}
+_WEIGHT = {
+    "seconds": pl.Float64(),
+    "gib": pl.Float64(),
+    "phase": pl.String(),
+    "mem_usage_gib": pl.Float64(),
+    "shards": pl.Int64(),
+}
+_GRAPH = {
+    "seconds": pl.Float64(),
+    "gib": pl.Float64(),
+    "phase": pl.String(),
+    "mem_usage_gib": pl.Float64(),
+    "num_sizes": pl.Int64(),
+    "mode": pl.String(),
+}
 _JIT = {"what": pl.String(), "seconds": pl.Float64()}
 _INIT = {"seconds": pl.Float64(), "phase": pl.String()}
-_KV = {"tokens": pl.Int64(), "max_concurrency": pl.Float64(), "per_request_tokens": pl.Int64(),
-       "kv_gib": pl.Float64(), "k_gb": pl.Float64(), "v_gb": pl.Float64(), "kv_gb": pl.Float64(),
-       "max_running_requests": pl.Int64(), "context_len": pl.Int64(), "gpu_blocks": pl.Int64()}
-_MEM = {"weights_gib": pl.Float64(), "non_torch_gib": pl.Float64(), "peak_activation_gib": pl.Float64(),
-        "kv_gib": pl.Float64(), "graph_gib": pl.Float64(), "mem_usage_gib": pl.Float64()}
-_CONFIG = {"max_model_len": pl.Int64(), "max_seq_len": pl.Int64(), "version": pl.String(),
-           "key": pl.String(), "value": pl.String(), "args": pl.String()}
+_KV = {
+    "tokens": pl.Int64(),
+    "max_concurrency": pl.Float64(),
+    "per_request_tokens": pl.Int64(),
+    "kv_gib": pl.Float64(),
+    "k_gb": pl.Float64(),
+    "v_gb": pl.Float64(),
+    "kv_gb": pl.Float64(),
+    "max_running_requests": pl.Int64(),
+    "context_len": pl.Int64(),
+    "gpu_blocks": pl.Int64(),
+}
+_MEM = {
+    "weights_gib": pl.Float64(),
+    "non_torch_gib": pl.Float64(),
+    "peak_activation_gib": pl.Float64(),
+    "kv_gib": pl.Float64(),
+    "graph_gib": pl.Float64(),
+    "mem_usage_gib": pl.Float64(),
+}
+_CONFIG = {
+    "max_model_len": pl.Int64(),
+    "max_seq_len": pl.Int64(),
+    "version": pl.String(),
+    "key": pl.String(),
+    "value": pl.String(),
+    "args": pl.String(),
+}
 
 
 def ready_time(tables: Mapping[str, pl.DataFrame]) -> Any:
@@ -115,33 +148,68 @@ def timeline(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     def add(frame: pl.DataFrame, stage: pl.Expr, detail: pl.Expr) -> None:
         if frame.is_empty():
             return
-        parts.append(frame.select(stage.alias("stage"), "rank", "line_no", "time",
-                                  pl.col("seconds").cast(pl.Float64) if "seconds" in frame.columns
-                                  else pl.lit(None, dtype=pl.Float64).alias("seconds"),
-                                  detail.cast(pl.String).alias("detail")))
+        parts.append(
+            frame.select(
+                stage.alias("stage"),
+                "rank",
+                "line_no",
+                "time",
+                pl.col("seconds").cast(pl.Float64)
+                if "seconds" in frame.columns
+                else pl.lit(None, dtype=pl.Float64).alias("seconds"),
+                detail.cast(pl.String).alias("detail"),
+            )
+        )
 
     weights = table(tables, "weight_load", _WEIGHT).filter(
-        pl.col("seconds").is_not_null() | pl.col("phase").fill_null("").str.contains("begin"))
-    add(weights, pl.when(pl.col("seconds").is_null()).then(pl.lit("weight_begin"))
-        .when(pl.col("gib").is_not_null()).then(pl.lit("model_load")).otherwise(pl.lit("weight_load")),
-        pl.lit(None, dtype=pl.String))
+        pl.col("seconds").is_not_null() | pl.col("phase").fill_null("").str.contains("begin")
+    )
+    add(
+        weights,
+        pl.when(pl.col("seconds").is_null())
+        .then(pl.lit("weight_begin"))
+        .when(pl.col("gib").is_not_null())
+        .then(pl.lit("model_load"))
+        .otherwise(pl.lit("weight_load")),
+        pl.lit(None, dtype=pl.String),
+    )
     # SGLang's per-rank "Load weight begin/end" and "Init torch distributed" are memory lines.
-    mem = table(tables, "memory", {"phase": pl.String(), "seconds": pl.Float64(), "load_s": pl.Float64(),
-                                   "weights_gib": pl.Float64(), "model_type": pl.String()})
+    mem = table(
+        tables,
+        "memory",
+        {
+            "phase": pl.String(),
+            "seconds": pl.Float64(),
+            "load_s": pl.Float64(),
+            "weights_gib": pl.Float64(),
+            "model_type": pl.String(),
+        },
+    )
     what = pl.coalesce(pl.col("phase"), pl.col("rule")).fill_null("")
     mem = mem.filter(what.str.contains("load_weight|torch_distributed")).with_columns(
-        pl.coalesce(pl.col("load_s"), pl.col("seconds")).alias("seconds"))
-    add(mem, pl.when(what.str.contains("distributed")).then(pl.lit("distributed_init"))
-        .when(what.str.contains("begin")).then(pl.lit("weight_begin")).otherwise(pl.lit("weight_load")),
-        pl.col("model_type"))
-    add(table(tables, "jit_compile", _JIT).filter(pl.col("seconds").is_not_null()),
-        pl.lit("compile"), pl.col("what"))
+        pl.coalesce(pl.col("load_s"), pl.col("seconds")).alias("seconds")
+    )
+    add(
+        mem,
+        pl.when(what.str.contains("distributed"))
+        .then(pl.lit("distributed_init"))
+        .when(what.str.contains("begin"))
+        .then(pl.lit("weight_begin"))
+        .otherwise(pl.lit("weight_load")),
+        pl.col("model_type"),
+    )
+    add(
+        table(tables, "jit_compile", _JIT).filter(pl.col("seconds").is_not_null()),
+        pl.lit("compile"),
+        pl.col("what"),
+    )
     kv = table(tables, "kv_pool", _KV).filter(pl.col("tokens").is_not_null()).sort("line_no").head(1)
     add(kv, pl.lit("kv_allocation"), pl.col("tokens"))
     graphs = table(tables, "cuda_graph", {**_GRAPH, "graph": pl.String()})
     add(graphs.filter(pl.col("seconds").is_not_null()), pl.lit("cuda_graph"), pl.col("graph"))
     init = table(tables, "engine_init", _INIT).filter(
-        pl.col("seconds").is_not_null() | pl.col("phase").fill_null("").str.contains("ready|startup_complete"))
+        pl.col("seconds").is_not_null() | pl.col("phase").fill_null("").str.contains("ready|startup_complete")
+    )
     add(init, pl.coalesce(pl.col("phase"), pl.lit("engine_init")), pl.lit(None))
     if not parts:
         return pl.DataFrame(schema=TIMELINE_SCHEMA)
@@ -150,8 +218,12 @@ def timeline(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     if ready is not None:
         frame = frame.filter(pl.col("time") <= ready)
     frame = frame.with_columns(
-        ((pl.col("time") - pl.lit(start)).dt.total_seconds(fractional=True) if start is not None
-         else pl.lit(None, dtype=pl.Float64)).alias("since_start_s"))
+        (
+            (pl.col("time") - pl.lit(start)).dt.total_seconds(fractional=True)
+            if start is not None
+            else pl.lit(None, dtype=pl.Float64)
+        ).alias("since_start_s")
+    )
     return frame.select(list(TIMELINE_SCHEMA)).cast(TIMELINE_SCHEMA).sort("time", "line_no")  # type: ignore[arg-type]
 
 
@@ -160,19 +232,38 @@ def stages(timeline_frame: pl.DataFrame) -> pl.DataFrame:
     and draft): ``stage``, ``ranks`` (how many printed it), ``seconds`` (the first
     rank's), ``seconds_max`` (the slowest rank's), ``first_at_s`` / ``last_at_s`` (since the first
     line), in order of first appearance."""
-    schema = {"stage": pl.String(), "ranks": pl.Int64(), "seconds": pl.Float64(), "seconds_max": pl.Float64(),
-              "first_at_s": pl.Float64(), "last_at_s": pl.Float64()}
+    schema = {
+        "stage": pl.String(),
+        "ranks": pl.Int64(),
+        "seconds": pl.Float64(),
+        "seconds_max": pl.Float64(),
+        "first_at_s": pl.Float64(),
+        "last_at_s": pl.Float64(),
+    }
     if timeline_frame.is_empty():
         return pl.DataFrame(schema=schema)
     staged = timeline_frame.with_columns(
-        pl.when(pl.col("detail").is_not_null() & pl.col("stage").is_in(["cuda_graph", "weight_load", "weight_begin"]))
-        .then(pl.format("{} ({})", pl.col("stage"), pl.col("detail"))).otherwise(pl.col("stage")).alias("stage"))
-    return (staged.sort("time", "line_no").group_by("stage", maintain_order=True).agg(
-        pl.col("rank").fill_null("").n_unique().cast(pl.Int64).alias("ranks"),
-        pl.col("seconds").drop_nulls().first().alias("seconds"),
-        pl.col("seconds").max().alias("seconds_max"),
-        pl.col("since_start_s").min().alias("first_at_s"), pl.col("since_start_s").max().alias("last_at_s"),
-    ).select(list(schema)).cast(schema))  # type: ignore[arg-type]
+        pl.when(
+            pl.col("detail").is_not_null()
+            & pl.col("stage").is_in(["cuda_graph", "weight_load", "weight_begin"])
+        )
+        .then(pl.format("{} ({})", pl.col("stage"), pl.col("detail")))
+        .otherwise(pl.col("stage"))
+        .alias("stage")
+    )
+    return (
+        staged.sort("time", "line_no")
+        .group_by("stage", maintain_order=True)
+        .agg(
+            pl.col("rank").fill_null("").n_unique().cast(pl.Int64).alias("ranks"),
+            pl.col("seconds").drop_nulls().first().alias("seconds"),
+            pl.col("seconds").max().alias("seconds_max"),
+            pl.col("since_start_s").min().alias("first_at_s"),
+            pl.col("since_start_s").max().alias("last_at_s"),
+        )
+        .select(list(schema))
+        .cast(schema)
+    )  # type: ignore[arg-type]
 
 
 def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[str, Any]:
@@ -194,12 +285,18 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     jit = table(tables, "jit_compile", _JIT)
     init = table(tables, "engine_init", _INIT)
     kv = table(tables, "kv_pool", _KV)
-    mem = table(tables, "memory", {**_MEM, "load_s": pl.Float64(), "phase": pl.String(), "seconds": pl.Float64()})
+    mem = table(
+        tables, "memory", {**_MEM, "load_s": pl.Float64(), "phase": pl.String(), "seconds": pl.Float64()}
+    )
     config = table(tables, "config", _CONFIG)
 
     pool = kv_pool_tokens(tables)
-    context = first_non_null(kv, "context_len") or first_non_null(kv, "per_request_tokens") \
-        or first_non_null(config, "max_model_len") or first_non_null(config, "max_seq_len")
+    context = (
+        first_non_null(kv, "context_len")
+        or first_non_null(kv, "per_request_tokens")
+        or first_non_null(config, "max_model_len")
+        or first_non_null(config, "max_seq_len")
+    )
     kv_gib = first_non_null(kv, "kv_gib") or first_non_null(mem, "kv_gib")
     if kv_gib is None:
         sized = kv.filter(pl.col("kv_gb").is_not_null() | pl.col("k_gb").is_not_null()).sort("line_no")
@@ -210,13 +307,26 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     # Weight loading: vLLM "Loading weights took" (no GiB) before "Model loading took"; SGLang's
     # "Load weight end. elapsed=" (a memory line in some grammars). Rank 0 prints first.
     pure = weights.filter(pl.col("seconds").is_not_null() & pl.col("gib").is_null())
-    load_end = mem.filter(pl.coalesce(pl.col("phase"), pl.col("rule")).fill_null("").str.contains("load_weight")
-                          & (pl.col("load_s").is_not_null() | pl.col("seconds").is_not_null()
-                             | pl.col("weights_gib").is_not_null()))
-    load_s = (first_non_null(pure, "seconds") or first_non_null(weights, "seconds")
-              or first_non_null(load_end, "load_s") or first_non_null(load_end, "seconds"))
-    weights_gib = (first_non_null(weights, "gib") or first_non_null(mem, "weights_gib")
-                   or first_non_null(weights, "mem_usage_gib") or first_non_null(load_end, "mem_usage_gib"))
+    load_end = mem.filter(
+        pl.coalesce(pl.col("phase"), pl.col("rule")).fill_null("").str.contains("load_weight")
+        & (
+            pl.col("load_s").is_not_null()
+            | pl.col("seconds").is_not_null()
+            | pl.col("weights_gib").is_not_null()
+        )
+    )
+    load_s = (
+        first_non_null(pure, "seconds")
+        or first_non_null(weights, "seconds")
+        or first_non_null(load_end, "load_s")
+        or first_non_null(load_end, "seconds")
+    )
+    weights_gib = (
+        first_non_null(weights, "gib")
+        or first_non_null(mem, "weights_gib")
+        or first_non_null(weights, "mem_usage_gib")
+        or first_non_null(load_end, "mem_usage_gib")
+    )
     graph_rows = graphs.filter(pl.col("seconds").is_not_null()).sort("line_no")
     if graph_rows.height:
         first_rank = graph_rows.get_column("rank").fill_null("").head(1).item()
@@ -228,8 +338,9 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         graph_s, graph_gib = None, None
     compile_rows = jit.filter(pl.col("what").fill_null("").str.contains("total"))
     compile_s = first_non_null(compile_rows, "seconds")
-    init_rows = init.filter(pl.col("seconds").is_not_null()
-                            & pl.col("phase").fill_null("init_engine").str.contains("init_engine"))
+    init_rows = init.filter(
+        pl.col("seconds").is_not_null() & pl.col("phase").fill_null("init_engine").str.contains("init_engine")
+    )
     init_s = first_non_null(init_rows, "seconds")
     start, ready_at = start_time(tables), ready_row(tables)
     ready = None if ready_at is None else ready_at["time"]
@@ -237,19 +348,31 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     inferred = False
     if init_s is None and ready is not None:
         # SGLang prints no init figure: from the end of rank 0's weight loading to ready.
-        ends = pl.concat([load_end.select("line_no", "time"),
-                          weights.filter(pl.col("seconds").is_not_null()).select("line_no", "time")])
+        ends = pl.concat(
+            [
+                load_end.select("line_no", "time"),
+                weights.filter(pl.col("seconds").is_not_null()).select("line_no", "time"),
+            ]
+        )
         ends = ends.filter(pl.col("time").is_not_null()).sort("line_no")
         if ends.height:
             init_s = (ready - ends.get_column("time")[0]).total_seconds()
             inferred = True
     max_conc = first_non_null(kv, "max_concurrency")
     figures = {
-        "weights_gib": weights_gib, "weight_load_s": load_s, "kv_pool_tokens": pool, "kv_gib": kv_gib,
-        "max_concurrency": max_conc, "context_len": context,
+        "weights_gib": weights_gib,
+        "weight_load_s": load_s,
+        "kv_pool_tokens": pool,
+        "kv_gib": kv_gib,
+        "max_concurrency": max_conc,
+        "context_len": context,
         "max_running_requests": first_non_null(kv, "max_running_requests"),
-        "cuda_graph_s": graph_s, "cuda_graph_gib": graph_gib, "compile_s": compile_s,
-        "init_s": init_s, "init_s_inferred": inferred, "ready_s": ready_s,
+        "cuda_graph_s": graph_s,
+        "cuda_graph_gib": graph_gib,
+        "compile_s": compile_s,
+        "init_s": init_s,
+        "init_s_inferred": inferred,
+        "ready_s": ready_s,
         "ready_s_approx": bool(ready_at and ready_at["time_approx"]),
         "activation_gib": first_non_null(mem, "peak_activation_gib"),
         "non_torch_gib": first_non_null(mem, "non_torch_gib"),
@@ -275,7 +398,9 @@ def kv_pool_figure(tables: Mapping[str, pl.DataFrame]) -> Figure | None:
     """
     kv = table(tables, "kv_pool", _KV)
     with_tokens = kv.filter(pl.col("tokens").is_not_null())
-    capacity = with_tokens.filter(pl.col("context_len").is_not_null() | pl.col("max_running_requests").is_not_null())
+    capacity = with_tokens.filter(
+        pl.col("context_len").is_not_null() | pl.col("max_running_requests").is_not_null()
+    )
     value = first_non_null(capacity, "tokens") if capacity.height else first_non_null(with_tokens, "tokens")
     if value is not None:
         return Figure(int(value), EXACT, "printed pool size")  # type: ignore[call-overload]
@@ -287,9 +412,14 @@ def kv_pool_figure(tables: Mapping[str, pl.DataFrame]) -> Figure | None:
         if implied is None:
             return Figure(by_blocks, GUESSED, "# GPU blocks × 16, vLLM's default block size (not printed)")
         if abs(by_blocks - implied) <= 0.01 * implied:
-            return Figure(by_blocks, ESTIMATED, "# GPU blocks × the block size 16, agreeing with maximum "
-                          "concurrency × tokens per request", 0.01 * implied)
+            return Figure(
+                by_blocks,
+                ESTIMATED,
+                "# GPU blocks × the block size 16, agreeing with maximum concurrency × tokens per request",
+                0.01 * implied,
+            )
     if implied is None:
         return None
-    return Figure(int(round(implied)), ESTIMATED, "maximum concurrency × tokens per request",
-                  0.005 * float(per_request))  # type: ignore[arg-type]
+    return Figure(
+        round(implied), ESTIMATED, "maximum concurrency × tokens per request", 0.005 * float(per_request)
+    )  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ speculative decoding on or off, the quantisation (when printed) and the concurre
 that differ in any of these (as far as each log states them) are never paired; a window that
 is not trusted (too few samples, too short) never enters a ratio. Both are said, as warnings.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -21,8 +22,10 @@ WARNING_SCHEMA: dict[str, pl.DataType] = {"source": pl.String(), "code": pl.Stri
 
 def _key(row: Mapping[str, Any]) -> str:
     """The facts two rows must share to be paired, as one text (unknown facts as `?`)."""
-    return "|".join("?" if row.get(c) is None else str(row.get(c)).rstrip("/").rsplit("/", 1)[-1].lower()
-                    for c in KEY_COLUMNS)
+    return "|".join(
+        "?" if row.get(c) is None else str(row.get(c)).rstrip("/").rsplit("/", 1)[-1].lower()
+        for c in KEY_COLUMNS
+    )
 
 
 def with_comparability(rows: pl.DataFrame) -> pl.DataFrame:
@@ -42,26 +45,45 @@ def comparability_warnings(rows: pl.DataFrame) -> pl.DataFrame:
     out: list[dict[str, str]] = []
     measured = rows.filter(pl.col("per_request_tps").is_not_null())
     for r in measured.filter(~pl.col("trusted").fill_null(False)).iter_rows(named=True):
-        out.append({"source": r["source"], "code": "untrusted_window",
-                    "message": f"{_where(r)}: its stable window is not trusted ({r['note'] or 'too short'}): "
-                               "left out of every ratio"})
+        out.append(
+            {
+                "source": r["source"],
+                "code": "untrusted_window",
+                "message": f"{_where(r)}: its stable window is not trusted ({r['note'] or 'too short'}): "
+                "left out of every ratio",
+            }
+        )
     trusted = measured.filter(pl.col("trusted").fill_null(False)).to_dicts()
     for i, a in enumerate(trusted):
-        for b in trusted[i + 1:]:
-            if a["engine"] != b["engine"] or a["source"] == b["source"] or a["input_label"] == b["input_label"]:
+        for b in trusted[i + 1 :]:
+            if (
+                a["engine"] != b["engine"]
+                or a["source"] == b["source"]
+                or a["input_label"] == b["input_label"]
+            ):
                 continue
             differ, unknown = differences(a, b)
             if a["concurrency"] != b["concurrency"]:
                 differ.append(f"N {a['concurrency']} vs {b['concurrency']}")
             if differ:
-                out.append({"source": b["source"], "code": "not_comparable",
-                            "message": f"no ratio between {_where(a)} and {_where(b)}: the runs differ "
-                                       f"({'; '.join(differ)})"})
+                out.append(
+                    {
+                        "source": b["source"],
+                        "code": "not_comparable",
+                        "message": f"no ratio between {_where(a)} and {_where(b)}: the runs differ "
+                        f"({'; '.join(differ)})",
+                    }
+                )
             elif unknown:
-                out.append({"source": b["source"], "code": "comparability_unknown",
-                            "message": f"no ratio between {_where(a)} and {_where(b)}: "
-                                       f"{', '.join(unknown)} not stated by both logs, so they cannot be shown "
-                                       "to be the same setup"})
+                out.append(
+                    {
+                        "source": b["source"],
+                        "code": "comparability_unknown",
+                        "message": f"no ratio between {_where(a)} and {_where(b)}: "
+                        f"{', '.join(unknown)} not stated by both logs, so they cannot be shown "
+                        "to be the same setup",
+                    }
+                )
     return pl.DataFrame(out, schema=WARNING_SCHEMA, orient="row")
 
 

@@ -1,4 +1,5 @@
 """Compare several logs side by side: stable decode throughput and its degradation with context."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -8,8 +9,8 @@ import polars as pl
 
 from logparse.analysis.analyze import Analysis
 from logparse.analysis.comparable import with_comparability
-from logparse.analysis.identity import IDENTITY_KEYS
 from logparse.analysis.degradation import degradation, render_degradation
+from logparse.analysis.identity import IDENTITY_KEYS
 from logparse.analysis.text import fmt, render_table, tokens_label
 from logparse.escape import for_terminal
 
@@ -50,8 +51,12 @@ class NotAnalysed:
     reason: str
 
 
-def compare_rows(analyses: Sequence[Analysis | NotAnalysed], *, tolerance: float = 0.1,
-                 no_content: Sequence[str | None] | None = None) -> pl.DataFrame:
+def compare_rows(
+    analyses: Sequence[Analysis | NotAnalysed],
+    *,
+    tolerance: float = 0.1,
+    no_content: Sequence[str | None] | None = None,
+) -> pl.DataFrame:
     """One row per (log, phase): input length, N and the stable window's throughput.
 
     Phases without a stable window keep a row with null throughput and the reason in ``note``;
@@ -67,8 +72,9 @@ def compare_rows(analyses: Sequence[Analysis | NotAnalysed], *, tolerance: float
     rows = []
     for a, nothing in zip(analyses, why, strict=True):
         if isinstance(a, NotAnalysed):
-            rows.append({**dict.fromkeys(COMPARE_SCHEMA), "source": a.source,
-                         "note": f"not analysed: {a.reason}"})
+            rows.append(
+                {**dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "note": f"not analysed: {a.reason}"}
+            )
         elif a.phases.height:
             rows += _phase_rows(a)
         else:
@@ -85,16 +91,36 @@ def _phase_rows(a: Analysis) -> list[dict[str, object]]:
     rows = []
     for ph in a.phases.iter_rows(named=True):
         w = windows.get(ph["phase"], {})
-        rows.append({
-            **dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "engine": a.engine, "phase": ph["phase"],
-            "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
-            "input_confidence": ph.get("input_confidence"), "segment": ph.get("segment"),
-            **identities.get(ph.get("segment"), a.identity), "concurrency": ph["concurrency"],
-            **{k: w.get(k) for k in ("samples", "duration_s", "gen_tps_mean", "gen_tps_min", "gen_tps_max",
-                                     "per_request_tps", "per_request_tps_peak", "ms_per_token", "cv",
-                                     "trusted")},
-            "note": w.get("note") if w else f"no stable window: {reasons.get(ph['phase'], '?')}",
-        })
+        rows.append(
+            {
+                **dict.fromkeys(COMPARE_SCHEMA),
+                "source": a.source,
+                "engine": a.engine,
+                "phase": ph["phase"],
+                "input_tokens": ph["input_tokens"],
+                "input_tokens_estimated": ph["input_tokens_estimated"],
+                "input_confidence": ph.get("input_confidence"),
+                "segment": ph.get("segment"),
+                **identities.get(ph.get("segment"), a.identity),
+                "concurrency": ph["concurrency"],
+                **{
+                    k: w.get(k)
+                    for k in (
+                        "samples",
+                        "duration_s",
+                        "gen_tps_mean",
+                        "gen_tps_min",
+                        "gen_tps_max",
+                        "per_request_tps",
+                        "per_request_tps_peak",
+                        "ms_per_token",
+                        "cv",
+                        "trusted",
+                    )
+                },
+                "note": w.get("note") if w else f"no stable window: {reasons.get(ph['phase'], '?')}",
+            }
+        )
     return rows
 
 
@@ -102,8 +128,12 @@ def _no_phase_row(a: Analysis, *, claims_engine: bool = True) -> dict[str, objec
     """The one `compare_rows` row of a log without phases: nulls, and why in ``note``."""
     # An empty (or blank) log's engine is only the parser's pick: it did not write anything.
     engine = a.engine if claims_engine and not a.empty else None
-    return {**dict.fromkeys(COMPARE_SCHEMA), "source": a.source, "engine": engine,
-            "note": f"no phases: {a.no_phases_reason or 'no decode activity'}"}
+    return {
+        **dict.fromkeys(COMPARE_SCHEMA),
+        "source": a.source,
+        "engine": engine,
+        "note": f"no phases: {a.no_phases_reason or 'no decode activity'}",
+    }
 
 
 def _labels(frame: pl.DataFrame, tolerance: float) -> list[str | None]:
@@ -114,7 +144,9 @@ def _labels(frame: pl.DataFrame, tolerance: float) -> list[str | None]:
             buckets[-1].append(v)
         else:
             buckets.append([v])
-    exact = set(frame.filter(~pl.col("input_tokens_estimated").fill_null(True)).get_column("input_tokens").to_list())
+    exact = set(
+        frame.filter(~pl.col("input_tokens_estimated").fill_null(True)).get_column("input_tokens").to_list()
+    )
     label_of: dict[int, str] = {}
     for bucket in buckets:
         anchor = next((v for v in bucket if v in exact), None)
@@ -127,11 +159,14 @@ def compare_degradation(rows: pl.DataFrame) -> pl.DataFrame:
     """Degradation ratios per engine across the compared logs (`degradation.DEGRADATION_SCHEMA`):
     only between trusted windows of comparable runs (same engine, model, TP/DP sizes, spec
     decoding, quantisation and N: `comparable`); the others are `comparability_warnings`."""
-    usable = with_comparability(rows.filter(pl.col("per_request_tps").is_not_null() & pl.col("trusted").fill_null(False)))
+    usable = with_comparability(
+        rows.filter(pl.col("per_request_tps").is_not_null() & pl.col("trusted").fill_null(False))
+    )
     engine_of = dict(zip(usable.get_column("comparable").to_list(), usable.get_column("engine").to_list()))
     out = degradation(usable, by="comparable", label="source")
-    return out.with_columns(pl.col("group").replace_strict(engine_of, default=None).alias("group")) \
-        .rename({"group": "engine"})
+    return out.with_columns(pl.col("group").replace_strict(engine_of, default=None).alias("group")).rename(
+        {"group": "engine"}
+    )
 
 
 WARNING_SCHEMA: dict[str, pl.DataType] = {"source": pl.String(), "code": pl.String(), "message": pl.String()}
@@ -140,9 +175,13 @@ WARNING_SCHEMA: dict[str, pl.DataType] = {"source": pl.String(), "code": pl.Stri
 def compare_warnings(analyses: Sequence[Analysis | NotAnalysed]) -> pl.DataFrame:
     """The problems met reading each log (its ``input_*`` diagnostics): ``source``, ``code``,
     ``message``, in the order of `analyses` (a `NotAnalysed` log has none: its row says why)."""
-    parts = [a.diagnostics.filter(pl.col("code").str.starts_with("input_"))
-             .select(pl.lit(a.source, dtype=pl.String).alias("source"), "code", "message")
-             for a in analyses if not isinstance(a, NotAnalysed)]
+    parts = [
+        a.diagnostics.filter(pl.col("code").str.starts_with("input_")).select(
+            pl.lit(a.source, dtype=pl.String).alias("source"), "code", "message"
+        )
+        for a in analyses
+        if not isinstance(a, NotAnalysed)
+    ]
     return pl.concat([pl.DataFrame(schema=WARNING_SCHEMA), *parts], how="vertical_relaxed")
 
 
@@ -151,27 +190,64 @@ def render_compare(rows: pl.DataFrame, degr: pl.DataFrame, warnings: pl.DataFram
     notes of rows, then `warnings` (`compare_warnings`) when given."""
     body = []
     for r in rows.sort("engine", "input_tokens", nulls_last=True).iter_rows(named=True):
-        body.append([for_terminal(r["source"]), r["engine"] or "-", fmt(r["phase"]), r["input_label"] or "-",
-                     fmt(r["concurrency"]),
-                     fmt(r["samples"]), fmt(r["gen_tps_mean"], 1),
-                     "-" if r["gen_tps_min"] is None else f"{r['gen_tps_min']:.0f}-{r['gen_tps_max']:.0f}",
-                     fmt(r["per_request_tps"], 2), fmt(r["ms_per_token"], 1),
-                     "" if r["trusted"] is None else ("yes" if r["trusted"] else "NO")])
-    out = [render_table(body, ["log", "engine", "phase", "input", "N", "samples", "stable tok/s", "min-max",
-                               "tok/s/req", "ms/tok", "trusted"], align="lllrrrrrrrl")]
+        body.append(
+            [
+                for_terminal(r["source"]),
+                r["engine"] or "-",
+                fmt(r["phase"]),
+                r["input_label"] or "-",
+                fmt(r["concurrency"]),
+                fmt(r["samples"]),
+                fmt(r["gen_tps_mean"], 1),
+                "-" if r["gen_tps_min"] is None else f"{r['gen_tps_min']:.0f}-{r['gen_tps_max']:.0f}",
+                fmt(r["per_request_tps"], 2),
+                fmt(r["ms_per_token"], 1),
+                "" if r["trusted"] is None else ("yes" if r["trusted"] else "NO"),
+            ]
+        )
+    out = [
+        render_table(
+            body,
+            [
+                "log",
+                "engine",
+                "phase",
+                "input",
+                "N",
+                "samples",
+                "stable tok/s",
+                "min-max",
+                "tok/s/req",
+                "ms/tok",
+                "trusted",
+            ],
+            align="lllrrrrrrrl",
+        )
+    ]
     core = core_result(rows, degr)
     if core:
         out += ["", "Core Result", core]
     elif degr.height:  # the Core Result table, when shown, already holds these ratios
-        out += ["", "degradation (per-request decode throughput)",
-                render_degradation(degr.to_dicts(), label="engine")]
+        out += [
+            "",
+            "degradation (per-request decode throughput)",
+            render_degradation(degr.to_dicts(), label="engine"),
+        ]
     notes = [_note_line(r) for r in rows.iter_rows(named=True) if r["note"]]
     if notes:
         out += ["", *notes]
     if warnings is not None and warnings.height:
-        out += ["", *(for_terminal(f"{w['source']}: input warning: {w['message']}" if w["code"].startswith("input_")
-                                   else f"warning: {w['code']}: {w['message']}")
-                      for w in warnings.iter_rows(named=True))]
+        out += [
+            "",
+            *(
+                for_terminal(
+                    f"{w['source']}: input warning: {w['message']}"
+                    if w["code"].startswith("input_")
+                    else f"warning: {w['code']}: {w['message']}"
+                )
+                for w in warnings.iter_rows(named=True)
+            ),
+        ]
     return "\n".join(out)
 
 
@@ -189,15 +265,22 @@ def core_result_frame(rows: pl.DataFrame, degr: pl.DataFrame) -> pl.DataFrame | 
     engines = usable.get_column("engine").unique().sort().to_list()
     if len(engines) < 2 or usable.group_by("engine", "input_label").len().get_column("len").max() != 1:
         return None
-    order = (usable.group_by("input_label").agg(pl.col("input_tokens").min()).sort("input_tokens")
-             .get_column("input_label").to_list())
+    order = (
+        usable.group_by("input_label")
+        .agg(pl.col("input_tokens").min())
+        .sort("input_tokens")
+        .get_column("input_label")
+        .to_list()
+    )
     table_rows = []
     for label in order:
         part = {r["engine"]: r for r in usable.filter(pl.col("input_label") == label).iter_rows(named=True)}
         cells = [f"~{part[e]['gen_tps_mean']:.0f} tok/s" if e in part else "-" for e in engines]
         table_rows.append([f"{label} stable decode (N={_ns(part)})", *cells, _leader(part, "gen_tps_mean")])
-        cells = [f"{part[e]['per_request_tps']:.1f} tok/s, {part[e]['ms_per_token']:.1f} ms" if e in part else "-"
-                 for e in engines]
+        cells = [
+            f"{part[e]['per_request_tps']:.1f} tok/s, {part[e]['ms_per_token']:.1f} ms" if e in part else "-"
+            for e in engines
+        ]
         table_rows.append([f"{label} per request", *cells, ""])
     labels = dict(zip(usable.get_column("source").to_list(), usable.get_column("input_label").to_list()))
     pairs = {}
@@ -207,8 +290,12 @@ def core_result_frame(rows: pl.DataFrame, degr: pl.DataFrame) -> pl.DataFrame | 
     for (lo, hi), by_engine in pairs.items():
         if lo is None or hi is None:
             continue
-        cells = [f"{by_engine[e]['ratio']:.2f}x (peak/mean {by_engine[e]['ratio_peak_over_mean']:.2f}x)"
-                 if e in by_engine else "-" for e in engines]
+        cells = [
+            f"{by_engine[e]['ratio']:.2f}x (peak/mean {by_engine[e]['ratio_peak_over_mean']:.2f}x)"
+            if e in by_engine
+            else "-"
+            for e in engines
+        ]
         best = min(by_engine, key=lambda e: by_engine[e]["ratio"]) if len(by_engine) > 1 else None
         table_rows.append([f"decode degradation {lo}→{hi}", *cells, f"{best} scales better" if best else ""])
     columns = ["scenario", *engines, "result"]

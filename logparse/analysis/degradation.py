@@ -5,8 +5,10 @@ consecutive pair gives ``ratio`` = per-request throughput at the shorter context
 one, mean over mean. Beside it ``ratio_peak_over_mean`` (the shorter context's best sample over
 the longer one's mean: the figure hand-written reports often quote) and ``ratio_peak_over_peak``.
 """
+
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,23 +71,31 @@ def degradation(windows: pl.DataFrame, *, by: str | None = None, label: str | No
     if "context_tokens_per_request" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias("context_tokens_per_request"))
     frame = frame.with_columns(
-        pl.coalesce(pl.col("input_tokens").cast(pl.Float64), pl.col("context_tokens_per_request")).alias("_ctx"),
+        pl.coalesce(pl.col("input_tokens").cast(pl.Float64), pl.col("context_tokens_per_request")).alias(
+            "_ctx"
+        ),
         (pl.lit("") if by is None else pl.col(by).cast(pl.String)).alias("_group"),
         (pl.lit(None, dtype=pl.String) if label is None else pl.col(label).cast(pl.String)).alias("_label"),
     ).filter(pl.col("_ctx").is_not_null() & (pl.col("per_request_tps") > 0))
     rows = []
     for (group,), part in frame.sort("_group", "_ctx").group_by("_group", maintain_order=True):
         records = part.to_dicts()
-        for lo, hi in zip(records, records[1:]):
-            rows.append({
-                "group": group or None,
-                "from_label": lo["_label"], "to_label": hi["_label"],
-                "from_input_tokens": _int(lo["input_tokens"]), "to_input_tokens": _int(hi["input_tokens"]),
-                "context_ratio": hi["_ctx"] / lo["_ctx"] if lo["_ctx"] else None,
-                "ratio": lo["per_request_tps"] / hi["per_request_tps"],
-                "ratio_peak_over_mean": _div(lo.get("per_request_tps_peak"), hi["per_request_tps"]),
-                "ratio_peak_over_peak": _div(lo.get("per_request_tps_peak"), hi.get("per_request_tps_peak")),
-            })
+        for lo, hi in itertools.pairwise(records):
+            rows.append(
+                {
+                    "group": group or None,
+                    "from_label": lo["_label"],
+                    "to_label": hi["_label"],
+                    "from_input_tokens": _int(lo["input_tokens"]),
+                    "to_input_tokens": _int(hi["input_tokens"]),
+                    "context_ratio": hi["_ctx"] / lo["_ctx"] if lo["_ctx"] else None,
+                    "ratio": lo["per_request_tps"] / hi["per_request_tps"],
+                    "ratio_peak_over_mean": _div(lo.get("per_request_tps_peak"), hi["per_request_tps"]),
+                    "ratio_peak_over_peak": _div(
+                        lo.get("per_request_tps_peak"), hi.get("per_request_tps_peak")
+                    ),
+                }
+            )
     return pl.DataFrame(rows, schema=DEGRADATION_SCHEMA, orient="row")
 
 
@@ -111,9 +121,15 @@ def render_degradation(rows: Sequence[Mapping[str, Any]], *, label: str | None =
 
     `rows` are `degradation` rows as dicts; with `label` (e.g. ``engine``) that column comes first.
     """
-    body = [[*([str(r[label] or "-")] if label else []), tokens_label(r["from_input_tokens"]),
-             tokens_label(r["to_input_tokens"]), ratio_text(r["ratio"]),
-             ratio_text(r["ratio_peak_over_mean"])]
-            for r in rows]
+    body = [
+        [
+            *([str(r[label] or "-")] if label else []),
+            tokens_label(r["from_input_tokens"]),
+            tokens_label(r["to_input_tokens"]),
+            ratio_text(r["ratio"]),
+            ratio_text(r["ratio_peak_over_mean"]),
+        ]
+        for r in rows
+    ]
     headers = [*([label] if label else []), "from", "to", "mean/mean", "peak/mean"]
     return render_table(body, headers, align="l" * len(headers[:-2]) + "rr")

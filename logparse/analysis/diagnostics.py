@@ -31,6 +31,7 @@
 The `input_*` findings are what `ingest` reports about reading the file (`reader.ReadStats`); a
 folder of tables read back carries none.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -66,8 +67,9 @@ def _n(value: float | int | None, digits: int = 0) -> str:
     return f"{value:,.{digits}f}"
 
 
-def counts(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, ready: Any,
-           phases: pl.DataFrame) -> dict[str, int]:
+def counts(
+    tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, ready: Any, phases: pl.DataFrame
+) -> dict[str, int]:
     """Event counts for the summary: ``oom``, ``oom_recovered``, ``preemptions``, ``retractions``,
     ``jit_compiles``, ``runtime_jit_compiles``, ``warnings``."""
     oom = distinct_ooms(tables)
@@ -93,14 +95,21 @@ def distinct_ooms(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     that of the previous one of the same process within `OOM_ECHO_S` is its echo (a HIP/CUDA
     OOM printed by stderr and again by the engine's logger). Recovered OOMs (autotuner
     fallbacks) are separate retries and all kept."""
-    oom = table(tables, "oom", {"recovered": pl.Boolean(), "detail": pl.String(), "pid": pl.Int64()}).sort("line_no")
+    oom = table(tables, "oom", {"recovered": pl.Boolean(), "detail": pl.String(), "pid": pl.Int64()}).sort(
+        "line_no"
+    )
     if oom.height < 2:
         return oom
     fatal = ~pl.col("recovered").fill_null(False)
-    same = ((pl.col("detail") == pl.col("detail").shift(1)) & (pl.col("pid").fill_null(-1) == pl.col("pid").shift(1).fill_null(-1))
-            & fatal & fatal.shift(1))
-    close = ((pl.col("time") - pl.col("time").shift(1)).dt.total_seconds(fractional=True).abs() <= OOM_ECHO_S) \
-        .fill_null(True)
+    same = (
+        (pl.col("detail") == pl.col("detail").shift(1))
+        & (pl.col("pid").fill_null(-1) == pl.col("pid").shift(1).fill_null(-1))
+        & fatal
+        & fatal.shift(1)
+    )
+    close = (
+        (pl.col("time") - pl.col("time").shift(1)).dt.total_seconds(fractional=True).abs() <= OOM_ECHO_S
+    ).fill_null(True)
     return oom.filter(~(same & close).fill_null(False))
 
 
@@ -113,15 +122,21 @@ def impossible_usage(samples: pl.DataFrame) -> dict[str, Any] | None:
     if over.is_empty():
         return None
     top = over.sort("kv_usage", descending=True).row(0, named=True)
-    return {"code": "impossible_value", "severity": "warning", "line_no": top["line_no"],
-            "value": float(top["kv_usage"]),
-            "message": f"{over.height} stats line(s) print a KV cache usage above 100 % (up to {top['kv_usage']:.1%} "
-                       f"at line {top['line_no']}): impossible for one pool; the usage figures are not used as results"}
+    return {
+        "code": "impossible_value",
+        "severity": "warning",
+        "line_no": top["line_no"],
+        "value": float(top["kv_usage"]),
+        "message": f"{over.height} stats line(s) print a KV cache usage above 100 % (up to {top['kv_usage']:.1%} "
+        f"at line {top['line_no']}): impossible for one pool; the usage figures are not used as results",
+    }
 
 
 def _preemption_rows(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     pre = table(tables, "preemption", {"count": pl.Int64(), "mode": pl.String()})
-    return pre.with_columns(pl.col("mode").fill_null("").str.to_lowercase().str.contains("retract").alias("_retract"))
+    return pre.with_columns(
+        pl.col("mode").fill_null("").str.to_lowercase().str.contains("retract").alias("_retract")
+    )
 
 
 # `jit_compile` lines that are not a kernel compile of their own: autotuner brackets and the
@@ -135,8 +150,9 @@ def kernel_jit(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return jit.filter(~pl.coalesce(pl.col("what"), pl.col("rule")).fill_null("").str.contains(NOT_A_COMPILE))
 
 
-def runtime_jit(tables: Mapping[str, pl.DataFrame], *, ready: Any, phases: pl.DataFrame,
-                lead_s: float = 0.0) -> pl.DataFrame:
+def runtime_jit(
+    tables: Mapping[str, pl.DataFrame], *, ready: Any, phases: pl.DataFrame, lead_s: float = 0.0
+) -> pl.DataFrame:
     """Kernel JIT lines printed after the server was ready or inside a phase (with ``phase``;
     `lead_s` as in `phases.assign_phase_by_time`)."""
     jit = assign_phase_by_time(kernel_jit(tables), phases, slack_s=0.0, lead_s=lead_s)
@@ -157,9 +173,14 @@ def is_empty_log(tables: Mapping[str, pl.DataFrame]) -> bool:
     return not any(frame.height for frame in tables.values())
 
 
-def no_phases_reason(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, phases: pl.DataFrame,
-                     read_stats: ReadStats | None = None,
-                     families: Sequence[UnparsedFamily] = ()) -> str | None:
+def no_phases_reason(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    samples: pl.DataFrame,
+    phases: pl.DataFrame,
+    read_stats: ReadStats | None = None,
+    families: Sequence[UnparsedFamily] = (),
+) -> str | None:
     """Why the log has no phase of load (None when it has some), e.g. ``no decode activity (no
     decode stats lines)``; a damaged input says so too, since it may be why, and so do decode
     stats lines that were seen but not typed."""
@@ -169,8 +190,10 @@ def no_phases_reason(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFram
     if is_empty_log(tables):
         reason = "the log is empty"
     elif samples.is_empty() and unread is not None:
-        reason = (f"no decode stats line could be read: {unread.lines:,} line(s) look like them but no rule "
-                  f"typed them (see {unread.code})")
+        reason = (
+            f"no decode stats line could be read: {unread.lines:,} line(s) look like them but no rule "
+            f"typed them (see {unread.code})"
+        )
     elif samples.is_empty():
         reason = "no decode activity (no decode stats lines)"
     else:
@@ -180,9 +203,18 @@ def no_phases_reason(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFram
     return reason
 
 
-def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mapping[str, Any],
-             samples: pl.DataFrame, phases: pl.DataFrame, windows: pl.DataFrame,
-             no_window: pl.DataFrame, spec: pl.DataFrame, ready: Any) -> pl.DataFrame:
+def diagnose(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    engine: str,
+    startup: Mapping[str, Any],
+    samples: pl.DataFrame,
+    phases: pl.DataFrame,
+    windows: pl.DataFrame,
+    no_window: pl.DataFrame,
+    spec: pl.DataFrame,
+    ready: Any,
+) -> pl.DataFrame:
     """The diagnostics of one engine start (`DIAGNOSTIC_SCHEMA`, in `ordered` order); those about
     the whole log are `log_diagnostics`'.
 
@@ -207,56 +239,96 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
     """
     out: list[dict[str, Any]] = []
 
-    def add(code: str, severity: str, message: str, *, phase: int | None = None,
-            line_no: int | None = None, value: float | None = None) -> None:
-        out.append({"code": code, "severity": severity, "message": message, "phase": phase,
-                    "line_no": line_no, "value": value})
+    def add(
+        code: str,
+        severity: str,
+        message: str,
+        *,
+        phase: int | None = None,
+        line_no: int | None = None,
+        value: float | None = None,
+    ) -> None:
+        out.append(
+            {
+                "code": code,
+                "severity": severity,
+                "message": message,
+                "phase": phase,
+                "line_no": line_no,
+                "value": value,
+            }
+        )
 
     pool, context = startup.get("kv_pool_tokens"), startup.get("context_len")
     if pool and context and pool < context:
-        add("kv_pool_below_context", "warning",
+        add(
+            "kv_pool_below_context",
+            "warning",
             f"KV pool holds {_n(pool)} tokens, less than the configured context of {_n(context)}: "
-            "a full-length request cannot fit", value=float(pool))
+            "a full-length request cannot fit",
+            value=float(pool),
+        )
 
-    usage_peak = (samples.group_by("phase").agg(pl.col("kv_usage").max().alias("peak"))
-                  if samples.height else pl.DataFrame(schema={"phase": pl.Int64(), "peak": pl.Float64()}))
+    usage_peak = (
+        samples.group_by("phase").agg(pl.col("kv_usage").max().alias("peak"))
+        if samples.height
+        else pl.DataFrame(schema={"phase": pl.Int64(), "peak": pl.Float64()})
+    )
     max_conc = startup.get("max_concurrency")
     capacity = effective_capacity(samples) or pool
     for ph in phases.iter_rows(named=True):
         n, inp, p = ph["concurrency"], ph.get("input_tokens"), ph["phase"]
         peak = usage_peak.filter(pl.col("phase") == p).get_column("peak").drop_nulls()
         peak_v = float(peak[0]) if peak.len() else None
-        shared = (ph.get("cached_share") or 0.0) > 0.05   # prefix-cache hits share KV between requests
+        shared = (ph.get("cached_share") or 0.0) > 0.05  # prefix-cache hits share KV between requests
         # A pool the engine's own usage shows far from full did not overflow, whatever N × input says.
         full = peak_v is None or peak_v >= KV_NEAR_FULL
         if n and inp and capacity and not shared and full and n * inp > capacity:
-            add("concurrency_above_kv_capacity", "warning",
+            add(
+                "concurrency_above_kv_capacity",
+                "warning",
                 f"phase {p}: N={n} requests × {_n(inp)} input tokens = {_n(n * inp)} > KV capacity of "
-                f"{_n(capacity)} tokens: requests must queue, be preempted or retracted", phase=p,
-                value=float(n * inp))
+                f"{_n(capacity)} tokens: requests must queue, be preempted or retracted",
+                phase=p,
+                value=float(n * inp),
+            )
         elif peak_v is not None and KV_FULL_USAGE <= peak_v <= 1.0:
-            add("concurrency_above_kv_capacity", "warning",
-                f"phase {p}: KV cache usage peaked at {peak_v:.0%} with N={n}: the pool is full", phase=p,
-                value=peak_v)
+            add(
+                "concurrency_above_kv_capacity",
+                "warning",
+                f"phase {p}: KV cache usage peaked at {peak_v:.0%} with N={n}: the pool is full",
+                phase=p,
+                value=peak_v,
+            )
         elif n and max_conc and engine == "vllm" and n > max_conc:
-            add("concurrency_above_kv_capacity", "info",
+            add(
+                "concurrency_above_kv_capacity",
+                "info",
                 f"phase {p}: N={n} is above vLLM's maximum concurrency of {max_conc:.2f}x for "
                 f"{_n(context)}-token requests; it fits only because these requests are shorter "
-                "(lower --max-model-len to raise it)", phase=p, value=float(max_conc))
+                "(lower --max-model-len to raise it)",
+                phase=p,
+                value=float(max_conc),
+            )
 
     over = kv_overcommit(tables)
     if over is not None:
-        add("kv_cache_overcommitted", "warning", over["message"], line_no=over["line_no"],
-            value=over["value"])
-    reduced = table(tables, "kv_pool", {"requested_max_running_requests": pl.Int64(),
-                                        "max_running_requests": pl.Int64()}).filter(
-        pl.col("requested_max_running_requests").is_not_null())
+        add(
+            "kv_cache_overcommitted", "warning", over["message"], line_no=over["line_no"], value=over["value"]
+        )
+    reduced = table(
+        tables, "kv_pool", {"requested_max_running_requests": pl.Int64(), "max_running_requests": pl.Int64()}
+    ).filter(pl.col("requested_max_running_requests").is_not_null())
     if reduced.height:
         r = reduced.sort("line_no").row(0, named=True)
-        add("max_running_requests_reduced", "info",
+        add(
+            "max_running_requests_reduced",
+            "info",
             f"max_running_requests was cut from {r['requested_max_running_requests']} to "
-            f"{r['max_running_requests']} by the KV/state pool size", line_no=r["line_no"],
-            value=float(r["max_running_requests"] or 0))
+            f"{r['max_running_requests']} by the KV/state pool size",
+            line_no=r["line_no"],
+            value=float(r["max_running_requests"] or 0),
+        )
 
     oom = distinct_ooms(tables)
     if oom.height:
@@ -265,33 +337,53 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
         if soft.height:
             ranks = soft.get_column("rank").drop_nulls().n_unique()
             before = soft.filter(pl.col("time") <= pl.lit(ready)).height if ready is not None else None
-            where = (f", {before} before the server was ready and {soft.height - before} after"
-                     if before is not None else "")
+            where = (
+                f", {before} before the server was ready and {soft.height - before} after"
+                if before is not None
+                else ""
+            )
             in_phase = assign_phase_by_time(soft, phases, slack_s=0.0, lead_s=_interval(samples))
             in_phase = in_phase.filter(pl.col("phase").is_not_null())
             if in_phase.height:
-                where += (f" ({in_phase.height} at the start of phase(s) "
-                          f"{', '.join(str(x) for x in in_phase.get_column('phase').unique().sort().to_list())})")
-            add("oom_retries", "warning",
+                where += (
+                    f" ({in_phase.height} at the start of phase(s) "
+                    f"{', '.join(str(x) for x in in_phase.get_column('phase').unique().sort().to_list())})"
+                )
+            add(
+                "oom_retries",
+                "warning",
                 f"{soft.height} out-of-memory retries (recovered){f' on {ranks} ranks' if ranks > 1 else ''}"
                 f"{where}: memory is overcommitted (lower --gpu-memory-utilization / pin the KV size)",
-                line_no=int(soft.get_column("line_no").min()), value=float(soft.height))  # type: ignore[arg-type]
+                line_no=int(soft.get_column("line_no").min()),
+                value=float(soft.height),
+            )  # type: ignore[arg-type]
         if hard.height:
-            add("oom_fatal", "error", f"{hard.height} out-of-memory error(s), first at line "
-                f"{hard.get_column('line_no').min()}", line_no=int(hard.get_column("line_no").min()),  # type: ignore[arg-type]
-                value=float(hard.height))
+            add(
+                "oom_fatal",
+                "error",
+                f"{hard.height} out-of-memory error(s), first at line {hard.get_column('line_no').min()}",
+                line_no=int(hard.get_column("line_no").min()),  # type: ignore[arg-type]
+                value=float(hard.height),
+            )
 
     lead = _interval(samples)
     late = runtime_jit(tables, ready=ready, phases=phases, lead_s=lead)
     if late.height:
         in_phase = late.filter(pl.col("phase").is_not_null())
-        phase_note = (f", {in_phase.height} inside phase(s) "
-                      f"{', '.join(str(x) for x in in_phase.get_column('phase').unique().sort().to_list())}"
-                      if in_phase.height else "")
-        add("runtime_jit", "warning",
+        phase_note = (
+            f", {in_phase.height} inside phase(s) "
+            f"{', '.join(str(x) for x in in_phase.get_column('phase').unique().sort().to_list())}"
+            if in_phase.height
+            else ""
+        )
+        add(
+            "runtime_jit",
+            "warning",
             f"{late.height} JIT compile(s) after the server was ready{phase_note}: first requests pay "
             "for compilation (extend warm-up to cover these shapes)",
-            line_no=int(late.get_column("line_no").min()), value=float(late.height))  # type: ignore[arg-type]
+            line_no=int(late.get_column("line_no").min()),
+            value=float(late.height),
+        )  # type: ignore[arg-type]
 
     pre = assign_phase_by_time(_preemption_rows(tables), phases, slack_s=0.0, lead_s=lead)
     for ph in phases.iter_rows(named=True):
@@ -310,48 +402,87 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
         if n_retract:
             parts.append(f"{n_retract} request(s) retracted")
         if parts:
-            add("preemptions_in_phase", "warning",
-                f"phase {p}: {'; '.join(parts)}: KV cache ran out, requests were recomputed", phase=p,
-                value=float(n_stats + n_v0 + n_retract))
+            add(
+                "preemptions_in_phase",
+                "warning",
+                f"phase {p}: {'; '.join(parts)}: KV cache ran out, requests were recomputed",
+                phase=p,
+                value=float(n_stats + n_v0 + n_retract),
+            )
 
     for row in spec.iter_rows(named=True):
         alen, rate = row["mean_accept_len"], row["accept_rate"]
-        if (alen is not None and alen < SPEC_COLLAPSE_ACCEPT_LEN) or (rate is not None and rate < SPEC_COLLAPSE_RATE):
+        if (alen is not None and alen < SPEC_COLLAPSE_ACCEPT_LEN) or (
+            rate is not None and rate < SPEC_COLLAPSE_RATE
+        ):
             waste = row["wasted_draft_pct"]
-            add("spec_acceptance_collapse", "warning",
+            add(
+                "spec_acceptance_collapse",
+                "warning",
                 f"phase {row['phase']}: speculative decoding accepts "
                 f"{'?' if alen is None else f'{alen:.2f}'} tokens per step (draft acceptance "
                 f"{'?' if rate is None else f'{rate:.1%}'}): "
                 f"{'?' if waste is None else f'{waste:.0f}'} % of drafted tokens are thrown away",
-                phase=row["phase"], value=waste)
+                phase=row["phase"],
+                value=waste,
+            )
 
     warnings = table(tables, "warning", {"category": pl.String(), "message": pl.String()})
-    for code, what in (("fp8_kv_scale_default", "FP8 KV cache uses the default scaling factor 1.0: "
-                        "check output quality against a fixed evaluation"),
-                       ("slow_tokenizer", "a slow tokenizer is in use: tokenization adds to TTFT at long inputs")):
+    for code, what in (
+        (
+            "fp8_kv_scale_default",
+            "FP8 KV cache uses the default scaling factor 1.0: "
+            "check output quality against a fixed evaluation",
+        ),
+        ("slow_tokenizer", "a slow tokenizer is in use: tokenization adds to TTFT at long inputs"),
+    ):
         hits = warnings.filter(pl.col("category").fill_null("").str.contains(code.split("_default")[0]))
         if hits.height:
-            add(code, "warning", f"{what} ({hits.height} line(s), first at line {hits.get_column('line_no').min()})",
-                line_no=int(hits.get_column("line_no").min()), value=float(hits.height))  # type: ignore[arg-type]
+            add(
+                code,
+                "warning",
+                f"{what} ({hits.height} line(s), first at line {hits.get_column('line_no').min()})",
+                line_no=int(hits.get_column("line_no").min()),
+                value=float(hits.height),
+            )  # type: ignore[arg-type]
 
     for row in no_window.iter_rows(named=True):
-        add("short_stable_window", "info", f"phase {row['phase']}: no stable window: {row['reason']}",
-            phase=row["phase"])
+        add(
+            "short_stable_window",
+            "info",
+            f"phase {row['phase']}: no stable window: {row['reason']}",
+            phase=row["phase"],
+        )
     for row in windows.filter(~pl.col("trusted")).iter_rows(named=True):
-        add("short_stable_window", "info", f"phase {row['phase']}: stable window {row['note']}",
-            phase=row["phase"], value=float(row["samples"]))
+        add(
+            "short_stable_window",
+            "info",
+            f"phase {row['phase']}: stable window {row['note']}",
+            phase=row["phase"],
+            value=float(row["samples"]),
+        )
     for ph in phases.iter_rows(named=True):
-        for code, key in (("input_estimates_disagree", "input_problem"), ("context_contradicts_input",
-                                                                           "context_problem")):
+        for code, key in (
+            ("input_estimates_disagree", "input_problem"),
+            ("context_contradicts_input", "context_problem"),
+        ):
             if ph.get(key):
                 add(code, "warning", ph[key], phase=ph["phase"])
 
     errors = _error_lines(tables)
     if errors.height:
-        add("error_lines", "error", f"{errors.height} ERROR line(s), first at line {errors.get_column('line_no').min()}",
-            line_no=int(errors.get_column("line_no").min()), value=float(errors.height))  # type: ignore[arg-type]
-    for finding in (start_not_ready(tables, ready=ready, samples=samples), kv_profile_negative(tables),
-                    impossible_usage(samples)):
+        add(
+            "error_lines",
+            "error",
+            f"{errors.height} ERROR line(s), first at line {errors.get_column('line_no').min()}",
+            line_no=int(errors.get_column("line_no").min()),
+            value=float(errors.height),
+        )  # type: ignore[arg-type]
+    for finding in (
+        start_not_ready(tables, ready=ready, samples=samples),
+        kv_profile_negative(tables),
+        impossible_usage(samples),
+    ):
         if finding is not None:
             add(**finding)
     return ordered(pl.DataFrame(out, schema=DIAGNOSTIC_SCHEMA, orient="row"))
@@ -360,22 +491,42 @@ def diagnose(tables: Mapping[str, pl.DataFrame], *, engine: str, startup: Mappin
 def ordered(frame: pl.DataFrame) -> pl.DataFrame:
     """Diagnostics errors first, then warnings (those about reading the input first: they qualify
     every other finding), then info; by phase and code within a severity."""
-    return frame.with_columns(pl.col("severity").replace_strict(SEVERITY_ORDER, default=9).alias("_o"),
-                              (~pl.col("code").str.starts_with("input_")).alias("_later")) \
-        .sort("_o", "_later", "phase", "code", nulls_last=False, maintain_order=True).drop("_o", "_later")
+    return (
+        frame.with_columns(
+            pl.col("severity").replace_strict(SEVERITY_ORDER, default=9).alias("_o"),
+            (~pl.col("code").str.starts_with("input_")).alias("_later"),
+        )
+        .sort("_o", "_later", "phase", "code", nulls_last=False, maintain_order=True)
+        .drop("_o", "_later")
+    )
 
 
-def log_diagnostics(tables: Mapping[str, pl.DataFrame], *, engine: str, samples: pl.DataFrame,
-                    read_stats: ReadStats | None, families: Sequence[UnparsedFamily],
-                    segments: pl.DataFrame) -> pl.DataFrame:
+def log_diagnostics(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    engine: str,
+    samples: pl.DataFrame,
+    read_stats: ReadStats | None,
+    families: Sequence[UnparsedFamily],
+    segments: pl.DataFrame,
+) -> pl.DataFrame:
     """The findings about the whole log (`DIAGNOSTIC_SCHEMA`): reading problems (``input_*``),
     evidence seen but not typed (``unparsed_<kind>``), restarts, and no decode stats at all."""
     rows: list[dict[str, Any]] = []
 
-    def add(code: str, severity: str, message: str, *, line_no: int | None = None,
-            value: float | None = None) -> None:
-        rows.append({"code": code, "severity": severity, "message": message, "phase": None,
-                     "line_no": line_no, "value": value})
+    def add(
+        code: str, severity: str, message: str, *, line_no: int | None = None, value: float | None = None
+    ) -> None:
+        rows.append(
+            {
+                "code": code,
+                "severity": severity,
+                "message": message,
+                "phase": None,
+                "line_no": line_no,
+                "value": value,
+            }
+        )
 
     problems = input_problems(read_stats)
     for code, message in problems:
@@ -384,21 +535,37 @@ def log_diagnostics(tables: Mapping[str, pl.DataFrame], *, engine: str, samples:
         add(family.code, "warning", family.message, line_no=family.first_line, value=float(family.lines))
     if segments.height > 1:
         spans = ", ".join(f"{r['first_line']}–{r['last_line']}" for r in segments.iter_rows(named=True))
-        add("restarts", "info", f"the log holds {segments.height} engine starts (lines {spans}): each is analysed "
+        add(
+            "restarts",
+            "info",
+            f"the log holds {segments.height} engine starts (lines {spans}): each is analysed "
             "on its own, its figures never added to another's (`--segment K` for one)",
-            value=float(segments.height))
+            value=float(segments.height),
+        )
     unread = unparsed_decode_stats(list(families))
     if is_empty_log(tables):
-        add("no_decode_stats", "info", "the log is empty (not a single line): nothing to measure throughput on")
+        add(
+            "no_decode_stats",
+            "info",
+            "the log is empty (not a single line): nothing to measure throughput on",
+        )
     elif samples.is_empty() and unread is not None:
-        add("no_decode_stats", "warning", f"no decode stats line could be read: {unread.lines:,} line(s) look "
+        add(
+            "no_decode_stats",
+            "warning",
+            f"no decode stats line could be read: {unread.lines:,} line(s) look "
             f"like them but no rule typed them (see {unread.code}): throughput was not measured, not absent",
-            line_no=unread.first_line)
+            line_no=unread.first_line,
+        )
     elif samples.is_empty():
         damaged = " in what could be read (see the input warnings)" if problems else ""
-        add("no_decode_stats", "info", "no decode stats lines "
+        add(
+            "no_decode_stats",
+            "info",
+            "no decode stats lines "
             f"({'engine_stats' if engine == 'vllm' else 'Decode batch'}){damaged}: nothing to measure "
-            "throughput on")
+            "throughput on",
+        )
     return pl.DataFrame(rows, schema=DIAGNOSTIC_SCHEMA, orient="row")
 
 
@@ -416,9 +583,17 @@ def kv_overcommit(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
     recomputed from the printed GiB (usable − weights − non-torch − activation − CUDA graphs).
     Returns ``message``, ``line_no`` and ``value`` (GiB over the budget).
     """
-    mem = table(tables, "memory", {**dict.fromkeys(BUDGET_PARTS, pl.Float64()), "kv_gib": pl.Float64(),
-                                   "gpu_memory_utilization": pl.Float64(), "kv_fit_bytes": pl.Int64(),
-                                   "kv_fit_gib": pl.Float64()})
+    mem = table(
+        tables,
+        "memory",
+        {
+            **dict.fromkeys(BUDGET_PARTS, pl.Float64()),
+            "kv_gib": pl.Float64(),
+            "gpu_memory_utilization": pl.Float64(),
+            "kv_fit_bytes": pl.Int64(),
+            "kv_fit_gib": pl.Float64(),
+        },
+    )
     engine_fit = pl.col("kv_fit_gib").is_not_null() | pl.col("kv_fit_bytes").is_not_null()
     recomputable = pl.all_horizontal(pl.col(c).is_not_null() for c in BUDGET_PARTS)
     rows = mem.filter(pl.col("kv_gib").is_not_null() & (engine_fit | recomputable)).sort("line_no")
@@ -429,17 +604,24 @@ def kv_overcommit(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
     fit = engine_fit if engine_fit is not None else b["usable_gib"] - sum(b[c] for c in BUDGET_PARTS[1:])
     if b["kv_gib"] <= fit + KV_OVERCOMMIT_SLACK_GIB:
         return None
-    budget = ("" if b["usable_gib"] is None else
-              f"{b['usable_gib']:.2f} GiB usable at utilization {b['gpu_memory_utilization']}")
+    budget = (
+        ""
+        if b["usable_gib"] is None
+        else f"{b['usable_gib']:.2f} GiB usable at utilization {b['gpu_memory_utilization']}"
+    )
     if engine_fit is not None:
         flag = "--kv-cache-memory" + ("" if b["kv_fit_bytes"] is None else f"={b['kv_fit_bytes']}")
-        message = (f"KV cache of {b['kv_gib']:.2f} GiB exceeds the {fit:.2f} GiB that vLLM itself says fits "
-                   f"the memory budget{f' ({budget})' if budget else ''}: expect allocation retries; pin "
-                   f"{flag} ({fit:.2f} GiB, vLLM's own figure) or lower --gpu-memory-utilization")
+        message = (
+            f"KV cache of {b['kv_gib']:.2f} GiB exceeds the {fit:.2f} GiB that vLLM itself says fits "
+            f"the memory budget{f' ({budget})' if budget else ''}: expect allocation retries; pin "
+            f"{flag} ({fit:.2f} GiB, vLLM's own figure) or lower --gpu-memory-utilization"
+        )
     else:
-        message = (f"KV cache of {b['kv_gib']:.2f} GiB exceeds the ~{fit:.2f} GiB left in the memory budget "
-                   f"({budget} minus weights, activation, non-torch and CUDA graphs): expect allocation "
-                   "retries; pin --kv-cache-memory or lower --gpu-memory-utilization")
+        message = (
+            f"KV cache of {b['kv_gib']:.2f} GiB exceeds the ~{fit:.2f} GiB left in the memory budget "
+            f"({budget} minus weights, activation, non-torch and CUDA graphs): expect allocation "
+            "retries; pin --kv-cache-memory or lower --gpu-memory-utilization"
+        )
     return {"message": message, "line_no": b["line_no"], "value": b["kv_gib"] - fit}
 
 
@@ -469,9 +651,12 @@ def effective_capacity(samples: pl.DataFrame) -> int | None:
     """
     if samples.is_empty():
         return None
-    ratio = samples.filter((pl.col("kv_usage") >= 0.05) & (pl.col("kv_tokens") > 0)).select(
-        (pl.col("kv_tokens") / pl.col("kv_usage")).median()).item()
-    return None if ratio is None else int(round(ratio))
+    ratio = (
+        samples.filter((pl.col("kv_usage") >= 0.05) & (pl.col("kv_tokens") > 0))
+        .select((pl.col("kv_tokens") / pl.col("kv_usage")).median())
+        .item()
+    )
+    return None if ratio is None else round(ratio)
 
 
 def _error_lines(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:

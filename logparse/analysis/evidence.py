@@ -9,6 +9,7 @@ its KV context from a usage percentage printed to 0.1 %); the bound says by how 
 intervals nobody measured). Every figure carries one of the three and the evidence behind it,
 and the text, JSON and report say so wherever a figure is not exact.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,11 @@ class Figure:
 
     def as_dict(self) -> dict[str, Any]:
         """``{"confidence", "how", "bound"}`` (the value is reported beside it)."""
-        return {"confidence": self.confidence, "how": self.how,
-                "bound": None if self.bound is None else round(float(self.bound), 3)}
+        return {
+            "confidence": self.confidence,
+            "how": self.how,
+            "bound": None if self.bound is None else round(float(self.bound), 3),
+        }
 
     @property
     def mark(self) -> str:

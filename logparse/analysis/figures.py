@@ -5,6 +5,7 @@ inferred from timestamps), ready (from timestamps; a lower bound when the ready 
 none). Per phase: the input length (`inputs`), N, the stable window's throughput and its
 context per request (SGLang's printed token count; vLLM's usage percentage × pool, rounded).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -21,7 +22,9 @@ from logparse.analysis.inputs import BLOCK_ROUNDING, USAGE_ROUNDING
 TIMESTAMP_S = 1.0  # engine timestamps are printed to the second
 
 
-def startup_evidence(tables: Mapping[str, pl.DataFrame], startup: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def startup_evidence(
+    tables: Mapping[str, pl.DataFrame], startup: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
     """``{figure: Figure.as_dict()}`` for the start-up figures the log gives."""
     from logparse.analysis.coldstart import kv_pool_figure
 
@@ -30,34 +33,59 @@ def startup_evidence(tables: Mapping[str, pl.DataFrame], startup: Mapping[str, A
     if pool is not None:
         out["kv_pool_tokens"] = pool
     if startup.get("init_s") is not None:
-        out["init_s"] = (Figure(startup["init_s"], ESTIMATED, "from the end of rank 0's weight loading to ready, "
-                                "by their timestamps (no init figure printed)", 2 * TIMESTAMP_S)
-                         if startup.get("init_s_inferred") else Figure(startup["init_s"], EXACT, "printed"))
+        out["init_s"] = (
+            Figure(
+                startup["init_s"],
+                ESTIMATED,
+                "from the end of rank 0's weight loading to ready, "
+                "by their timestamps (no init figure printed)",
+                2 * TIMESTAMP_S,
+            )
+            if startup.get("init_s_inferred")
+            else Figure(startup["init_s"], EXACT, "printed")
+        )
     if startup.get("ready_s") is not None:
-        out["ready_s"] = (Figure(startup["ready_s"], ESTIMATED, "a lower bound: the ready line prints no time, the "
-                                 "last timestamp before it is used") if startup.get("ready_s_approx")
-                          else Figure(startup["ready_s"], EXACT, "from the first line's timestamp to the ready line's"))
-    for key, how in (("cuda_graph_s", "printed (rank 0; target and draft captures added)"),
-                     ("weight_load_s", "printed"), ("compile_s", "printed")):
+        out["ready_s"] = (
+            Figure(
+                startup["ready_s"],
+                ESTIMATED,
+                "a lower bound: the ready line prints no time, the last timestamp before it is used",
+            )
+            if startup.get("ready_s_approx")
+            else Figure(startup["ready_s"], EXACT, "from the first line's timestamp to the ready line's")
+        )
+    for key, how in (
+        ("cuda_graph_s", "printed (rank 0; target and draft captures added)"),
+        ("weight_load_s", "printed"),
+        ("compile_s", "printed"),
+    ):
         if startup.get(key) is not None:
             out[key] = Figure(startup[key], EXACT, how)
     return {k: f.as_dict() for k, f in out.items()}
 
 
-def phase_evidence(phase: Mapping[str, Any], window: Mapping[str, Any] | None, *, engine: str,
-                   pool: int | None) -> dict[str, dict[str, Any]]:
+def phase_evidence(
+    phase: Mapping[str, Any], window: Mapping[str, Any] | None, *, engine: str, pool: int | None
+) -> dict[str, dict[str, Any]]:
     """``{figure: Figure.as_dict()}`` for one phase (`phases` row) and its stable window."""
     out: dict[str, Figure] = {}
     if phase.get("input_confidence") is not None:
-        out["input_tokens"] = Figure(phase.get("input_tokens"), phase["input_confidence"], phase["input_how"],
-                                     phase.get("input_bound"))
+        out["input_tokens"] = Figure(
+            phase.get("input_tokens"), phase["input_confidence"], phase["input_how"], phase.get("input_bound")
+        )
     if phase.get("concurrency") is not None:
-        how = "given (--concurrency)" if phase.get("concurrency_source") == "given" else \
-            "the plateau of printed running requests"
+        how = (
+            "given (--concurrency)"
+            if phase.get("concurrency_source") == "given"
+            else "the plateau of printed running requests"
+        )
         out["concurrency"] = Figure(phase["concurrency"], EXACT, how)
     if window is not None:
-        out["gen_tps_mean"] = Figure(window["gen_tps_mean"], EXACT,
-                                     f"mean of the {window['samples']} printed gen throughputs of the stable window")
+        out["gen_tps_mean"] = Figure(
+            window["gen_tps_mean"],
+            EXACT,
+            f"mean of the {window['samples']} printed gen throughputs of the stable window",
+        )
         context = context_figure(window, engine=engine, pool=pool)
         if context is not None:
             out["context_tokens_per_request"] = context
@@ -77,8 +105,13 @@ def context_figure(window: Mapping[str, Any], *, engine: str, pool: int | None) 
 
 
 EVIDENCE_SCHEMA: dict[str, pl.DataType] = {
-    "segment": pl.Int64(), "phase": pl.Int64(), "figure": pl.String(), "value": pl.Float64(),
-    "confidence": pl.String(), "how": pl.String(), "bound": pl.Float64(),
+    "segment": pl.Int64(),
+    "phase": pl.Int64(),
+    "figure": pl.String(),
+    "value": pl.Float64(),
+    "confidence": pl.String(),
+    "how": pl.String(),
+    "bound": pl.Float64(),
 }
 
 
@@ -90,16 +123,30 @@ def evidence_frame(a: Analysis) -> pl.DataFrame:
     rows: list[dict[str, Any]] = []
     for startup in a.startups or [a.startup]:
         for name, ev in (startup.get("evidence") or {}).items():
-            rows.append({"segment": startup.get("segment"), "phase": None, "figure": name,
-                         "value": _number(startup.get(name)), **ev})
+            rows.append(
+                {
+                    "segment": startup.get("segment"),
+                    "phase": None,
+                    "figure": name,
+                    "value": _number(startup.get(name)),
+                    **ev,
+                }
+            )
     windows = {r["phase"]: r for r in a.windows.iter_rows(named=True)}
     pool = effective_capacity(a.samples) or a.startup.get("kv_pool_tokens")
     for ph in a.phases.iter_rows(named=True):
         w = windows.get(ph["phase"])
         for name, ev in phase_evidence(ph, w, engine=a.engine, pool=pool).items():
             value = ph.get(name) if name in ("input_tokens", "concurrency") else (w or {}).get(name)
-            rows.append({"segment": ph.get("segment"), "phase": ph["phase"], "figure": name,
-                         "value": _number(value), **ev})
+            rows.append(
+                {
+                    "segment": ph.get("segment"),
+                    "phase": ph["phase"],
+                    "figure": name,
+                    "value": _number(value),
+                    **ev,
+                }
+            )
     return pl.DataFrame(rows, schema=EVIDENCE_SCHEMA, orient="row")
 
 

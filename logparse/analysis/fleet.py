@@ -9,6 +9,7 @@ its row, with the reason in ``error``, and does not stop the others.
 >>> from logparse.analysis.fleet import analyze_runs, fleet_rows   # doctest: +SKIP
 >>> rows = fleet_rows(list(analyze_runs(Path("DATASET"))))   # doctest: +SKIP
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -105,13 +106,21 @@ def dataset_runs(path: str | Path) -> list[Path]:
 def run_label(folder: Path) -> str:
     """The run's name: its folder's name without `run=`."""
     name = folder.name
-    return name[len(RUN_PREFIX):] if name.startswith(RUN_PREFIX) else name
+    return name[len(RUN_PREFIX) :] if name.startswith(RUN_PREFIX) else name
 
 
-def analyze_runs(dataset: Path, *, patterns: Sequence[str | Path] = (), concurrency: int | None = None,
-                 idle_gap_s: float | None = None, min_samples: int = 3, min_duration_s: float = 20.0,
-                 spec_tokens: int | None = None, raise_internal: bool = False,
-                 on_start: Callable[[int, int, str], None] | None = None) -> Iterator[RunSummary]:
+def analyze_runs(
+    dataset: Path,
+    *,
+    patterns: Sequence[str | Path] = (),
+    concurrency: int | None = None,
+    idle_gap_s: float | None = None,
+    min_samples: int = 3,
+    min_duration_s: float = 20.0,
+    spec_tokens: int | None = None,
+    raise_internal: bool = False,
+    on_start: Callable[[int, int, str], None] | None = None,
+) -> Iterator[RunSummary]:
     """Analyse each run of `dataset` in turn (options as in `analyze`), yielding as each is done.
 
     A run that fails yields a `RunSummary` with ``error`` set: a `LogparseError`'s message, or
@@ -125,9 +134,15 @@ def analyze_runs(dataset: Path, *, patterns: Sequence[str | Path] = (), concurre
         if on_start is not None:
             on_start(k, len(runs), name)
         try:
-            analysis = analyze_log(folder, patterns=patterns, concurrency=concurrency, idle_gap_s=idle_gap_s,
-                                   min_samples=min_samples, min_duration_s=min_duration_s,
-                                   spec_tokens=spec_tokens)
+            analysis = analyze_log(
+                folder,
+                patterns=patterns,
+                concurrency=concurrency,
+                idle_gap_s=idle_gap_s,
+                min_samples=min_samples,
+                min_duration_s=min_duration_s,
+                spec_tokens=spec_tokens,
+            )
             summary = summary_dict(analysis)
         except LogparseError as exc:
             yield RunSummary(run=name, folder=folder, out_name=out_name, error=str(exc))
@@ -135,8 +150,12 @@ def analyze_runs(dataset: Path, *, patterns: Sequence[str | Path] = (), concurre
         except Exception as exc:
             if raise_internal:
                 raise
-            yield RunSummary(run=name, folder=folder, out_name=out_name,
-                             error=f"internal error while analysing ({type(exc).__name__}: {exc})")
+            yield RunSummary(
+                run=name,
+                folder=folder,
+                out_name=out_name,
+                error=f"internal error while analysing ({type(exc).__name__}: {exc})",
+            )
             continue
         yield RunSummary(run=name, folder=folder, out_name=out_name, summary=summary, analysis=analysis)
 
@@ -146,8 +165,9 @@ def best_phase(summary: dict[str, Any]) -> dict[str, Any] | None:
     with_window = [ph for ph in summary["phases"] if ph["stable"] is not None]
     if not with_window:
         return None
-    return max(with_window, key=lambda ph: (bool(ph["stable"]["trusted"]),
-                                            ph["stable"]["gen_tps_mean"] or 0.0))
+    return max(
+        with_window, key=lambda ph: (bool(ph["stable"]["trusted"]), ph["stable"]["gen_tps_mean"] or 0.0)
+    )
 
 
 def fleet_row(run: str, summary: dict[str, Any] | None, *, error: str | None = None) -> dict[str, Any]:
@@ -167,25 +187,39 @@ def fleet_row(run: str, summary: dict[str, Any] | None, *, error: str | None = N
     best = best_phase(summary)
     stable = best["stable"] if best is not None else {}
     prefills = ([best] if best is not None else []) + phases
-    prefill = next((ph["prefill"]["input_tps_mean"] for ph in prefills
-                    if ph["prefill"]["input_tps_mean"] is not None), None)
+    prefill = next(
+        (ph["prefill"]["input_tps_mean"] for ph in prefills if ph["prefill"]["input_tps_mean"] is not None),
+        None,
+    )
     severities = [d["severity"] for d in summary["diagnostics"]]
     counts = summary["counts"]
     row.update(
-        engine=summary["engine"], version=summary["version"], start=start, end=end,
+        engine=summary["engine"],
+        version=summary["version"],
+        start=start,
+        end=end,
         span_s=(end - start).total_seconds() if start is not None and end is not None else None,
-        phases=len(phases), best_phase=None if best is None else best["phase"],
+        phases=len(phases),
+        best_phase=None if best is None else best["phase"],
         input_tokens=None if best is None else best["input_tokens"],
         input_tokens_estimated=None if best is None else best["input_tokens_estimated"],
         concurrency=None if best is None else best["concurrency"],
-        samples=stable.get("samples"), gen_tps_mean=stable.get("gen_tps_mean"),
-        per_request_tps=stable.get("per_request_tps"), ms_per_token=stable.get("ms_per_token"),
-        trusted=stable.get("trusted"), prefill_tps_mean=prefill,
-        kv_pool_tokens=summary["startup"].get("kv_pool_tokens"), ready_s=summary["startup"].get("ready_s"),
-        diagnostics=len(severities), diagnostic_errors=severities.count("error"),
+        samples=stable.get("samples"),
+        gen_tps_mean=stable.get("gen_tps_mean"),
+        per_request_tps=stable.get("per_request_tps"),
+        ms_per_token=stable.get("ms_per_token"),
+        trusted=stable.get("trusted"),
+        prefill_tps_mean=prefill,
+        kv_pool_tokens=summary["startup"].get("kv_pool_tokens"),
+        ready_s=summary["startup"].get("ready_s"),
+        diagnostics=len(severities),
+        diagnostic_errors=severities.count("error"),
         diagnostic_warnings=severities.count("warning"),
-        oom=counts.get("oom"), preemptions=counts.get("preemptions"), retractions=counts.get("retractions"),
-        segments=len(summary.get("segments") or []) or None, **_identity(summary, best),
+        oom=counts.get("oom"),
+        preemptions=counts.get("preemptions"),
+        retractions=counts.get("retractions"),
+        segments=len(summary.get("segments") or []) or None,
+        **_identity(summary, best),
     )
     return row
 
@@ -203,15 +237,17 @@ def fleet_comparability(rows: pl.DataFrame) -> list[str]:
     notes = []
     ok = rows.filter(pl.col("error").is_null() & pl.col("per_request_tps").is_not_null()).to_dicts()
     for i, a in enumerate(ok):
-        for b in ok[i + 1:]:
+        for b in ok[i + 1 :]:
             if a["engine"] != b["engine"]:
                 continue
             differ, _ = differences(a, b)
             if a["concurrency"] != b["concurrency"]:
                 differ.append(f"N {a['concurrency']} vs {b['concurrency']}")
             if differ:
-                notes.append(f"{for_terminal(a['run'])} and {for_terminal(b['run'])} are not comparable "
-                             f"({'; '.join(for_terminal(d) for d in differ)}): do not read a ratio off their rows")
+                notes.append(
+                    f"{for_terminal(a['run'])} and {for_terminal(b['run'])} are not comparable "
+                    f"({'; '.join(for_terminal(d) for d in differ)}): do not read a ratio off their rows"
+                )
     return notes
 
 
@@ -223,17 +259,31 @@ def fleet_rows(runs: Sequence[RunSummary]) -> pl.DataFrame:
 
 def fleet_json(runs: Sequence[RunSummary], rows: pl.DataFrame) -> dict[str, Any]:
     """``{"runs": [{"run": name, **summary_dict}, ...], "fleet": [row, ...]}`` in JSON types."""
-    fleet = [{k: v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for k, v in row.items()}
-             for row in rows.iter_rows(named=True)]
+    fleet = [
+        {k: v.isoformat(sep=" ") if isinstance(v, dt.datetime) else v for k, v in row.items()}
+        for row in rows.iter_rows(named=True)
+    ]
     return {"runs": [r.as_json() for r in runs], "fleet": fleet}
 
 
 # Terminal columns: header, alignment. While the table is wider than the terminal, those in FOLD are
 # left out, in that order, and long run names are shortened in the middle to SHORT_NAMES characters
 # (the JSON, CSV and Parquet rows keep every fact and the whole name).
-COLUMNS = [("run", "l"), ("engine", "l"), ("start", "l"), ("span", "l"), ("ph", "r"), ("input", "r"),
-           ("N", "r"), ("tok/s", "r"), ("tok/s/req", "r"), ("prefill", "r"), ("KV pool", "r"), ("diag", "r"),
-           ("oom/pre", "r")]
+COLUMNS = [
+    ("run", "l"),
+    ("engine", "l"),
+    ("start", "l"),
+    ("span", "l"),
+    ("ph", "r"),
+    ("input", "r"),
+    ("N", "r"),
+    ("tok/s", "r"),
+    ("tok/s/req", "r"),
+    ("prefill", "r"),
+    ("KV pool", "r"),
+    ("diag", "r"),
+    ("oom/pre", "r"),
+]
 FOLD = ["start", "ph", "diag", "prefill"]
 SHORT_NAMES = (24, 16)
 
@@ -259,11 +309,23 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
         preempt = None if r["preemptions"] is None else r["preemptions"] + (r["retractions"] or 0)
         start = "-" if r["start"] is None else r["start"].strftime("%m-%d %H:%M")
         window_input = tokens_label(r["input_tokens"], estimated=bool(r["input_tokens_estimated"]))
-        body.append([
-            run, engine, start, duration(r["span_s"]), fmt(r["phases"]), window_input, fmt(r["concurrency"]),
-            fmt(r["gen_tps_mean"], 1), fmt(r["per_request_tps"], 2), fmt(r["prefill_tps_mean"], 0),
-            tokens_label(r["kv_pool_tokens"]), fmt(r["diagnostics"]), f"{fmt(r['oom'])}/{fmt(preempt)}",
-        ])
+        body.append(
+            [
+                run,
+                engine,
+                start,
+                duration(r["span_s"]),
+                fmt(r["phases"]),
+                window_input,
+                fmt(r["concurrency"]),
+                fmt(r["gen_tps_mean"], 1),
+                fmt(r["per_request_tps"], 2),
+                fmt(r["prefill_tps_mean"], 0),
+                tokens_label(r["kv_pool_tokens"]),
+                fmt(r["diagnostics"]),
+                f"{fmt(r['oom'])}/{fmt(preempt)}",
+            ]
+        )
         if r["phases"] == 0:
             notes.append(f"{run}: no phases (no decode activity; its summary says why)")
         elif r["best_phase"] is None:
@@ -271,15 +333,19 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
         elif not r["trusted"]:
             notes.append(f"{run}: its best stable window (phase {r['best_phase']}) is too short to trust")
         if (r["segments"] or 1) > 1:
-            notes.append(f"{run}: {r['segments']} engine starts (restarts), each analysed on its own; "
-                         "see its summary")
+            notes.append(
+                f"{run}: {r['segments']} engine starts (restarts), each analysed on its own; see its summary"
+            )
     notes += fleet_comparability(rows)
     if not body:
         return "no runs"
     # Narrower and narrower layouts (columns left out, names shortened); the first that fits is shown.
-    layouts: list[tuple[int, int | None]] = [(0, None), (1, None), *((k, SHORT_NAMES[0]) for k in
-                                                                    range(1, len(FOLD) + 1)),
-                                             (len(FOLD), SHORT_NAMES[1])]
+    layouts: list[tuple[int, int | None]] = [
+        (0, None),
+        (1, None),
+        *((k, SHORT_NAMES[0]) for k in range(1, len(FOLD) + 1)),
+        (len(FOLD), SHORT_NAMES[1]),
+    ]
     for folded, limit in layouts:
         table = _table(body, FOLD[:folded], limit)
         if max(len(line) for line in table.splitlines()) <= width:
@@ -298,9 +364,11 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
 def _legend(*, folded: Sequence[str]) -> str:
     """The footnote defining the fleet table's columns (`start` only while it is shown)."""
     start = "" if "start" in folded else "start: when the first phase of load began; "
-    return (f"{start}span: from the first phase's start to the last phase's end (the load, not the whole "
-            "log); best stable window per run: its input, N, tok/s (all requests), tok/s/req; "
-            "prefill: mean tok/s; oom/pre: OOM retries / preemptions+retractions")
+    return (
+        f"{start}span: from the first phase's start to the last phase's end (the load, not the whole "
+        "log); best stable window per run: its input, N, tok/s (all requests), tok/s/req; "
+        "prefill: mean tok/s; oom/pre: OOM retries / preemptions+retractions"
+    )
 
 
 def _table(body: Sequence[Sequence[str]], folded: Sequence[str], limit: int | None) -> str:
@@ -310,8 +378,11 @@ def _table(body: Sequence[Sequence[str]], folded: Sequence[str], limit: int | No
     if limit is not None:
         short = [shorten(name, limit) for name in names]
         names = short if len(set(short)) == len(set(names)) else names
-    return render_table([[name, *(row[i] for i in keep[1:])] for name, row in zip(names, body)],
-                        [COLUMNS[i][0] for i in keep], align="".join(COLUMNS[i][1] for i in keep))
+    return render_table(
+        [[name, *(row[i] for i in keep[1:])] for name, row in zip(names, body)],
+        [COLUMNS[i][0] for i in keep],
+        align="".join(COLUMNS[i][1] for i in keep),
+    )
 
 
 def shorten(text: str, limit: int) -> str:
@@ -334,7 +405,7 @@ def duration(seconds: float | None) -> str:
     """
     if seconds is None:
         return "-"
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 60:
         return f"{s}s"
     if s < 3600:
@@ -343,7 +414,7 @@ def duration(seconds: float | None) -> str:
 
 
 def progress_wanted(runs: int, stream: TextIO) -> bool:
-    """"run k/N" lines only for many runs, on a terminal, unless LOGPARSE_NO_PROGRESS is set."""
+    """ "run k/N" lines only for many runs, on a terminal, unless LOGPARSE_NO_PROGRESS is set."""
     if runs < PROGRESS_MIN_RUNS or os.environ.get("LOGPARSE_NO_PROGRESS"):
         return False
     try:
@@ -399,8 +470,13 @@ def previous_out_names(out: Path) -> list[str]:
         runs = pl.read_parquet(out / "fleet.parquet", columns=["run", "error"], glob=False)
     except (OSError, pl.exceptions.PolarsError):
         return []
-    return [name for name, error in zip(output_names(runs.get_column("run").to_list()),
-                                        runs.get_column("error").to_list()) if error is None]
+    return [
+        name
+        for name, error in zip(
+            output_names(runs.get_column("run").to_list()), runs.get_column("error").to_list()
+        )
+        if error is None
+    ]
 
 
 def remove_stale_runs(out: Path, previous: Sequence[str], runs: Sequence[RunSummary]) -> list[Path]:
@@ -412,8 +488,9 @@ def remove_stale_runs(out: Path, previous: Sequence[str], runs: Sequence[RunSumm
     from logparse.store import remove_tree
 
     written = {r.out_name for r in runs if r.summary is not None}
-    stale = [out / name for name in previous
-             if name not in written and (out / name / "summary.json").is_file()]
+    stale = [
+        out / name for name in previous if name not in written and (out / name / "summary.json").is_file()
+    ]
     for folder in stale:
         remove_tree(folder)
     return stale
@@ -434,6 +511,24 @@ def _wrap(text: str, width: int, *, indent: str = "") -> list[str]:
     return textwrap.wrap(text, width=width, subsequent_indent=indent, break_on_hyphens=False) or [text]
 
 
-__all__ = ["FLEET_SCHEMA", "RunSummary", "analyze_runs", "best_phase", "dataset_runs", "duration",
-           "fleet_comparability", "fleet_json", "fleet_row", "fleet_rows", "output_names", "previous_out_names", "progress_wanted",
-           "remove_stale_runs", "render_fleet", "run_label", "shorten", "write_fleet", "write_run"]
+__all__ = [
+    "FLEET_SCHEMA",
+    "RunSummary",
+    "analyze_runs",
+    "best_phase",
+    "dataset_runs",
+    "duration",
+    "fleet_comparability",
+    "fleet_json",
+    "fleet_row",
+    "fleet_rows",
+    "output_names",
+    "previous_out_names",
+    "progress_wanted",
+    "remove_stale_runs",
+    "render_fleet",
+    "run_label",
+    "shorten",
+    "write_fleet",
+    "write_run",
+]

@@ -4,6 +4,7 @@ Two runs are comparable only when these agree (and the phases compared have the 
 Each is read from what the log printed (the arguments, the config line, the rank labels, the
 stats lines); a fact the log does not state is None, never assumed.
 """
+
 from __future__ import annotations
 
 import re
@@ -70,15 +71,34 @@ def run_identity(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[str
     engine start, as printed (None when the log does not say)."""
     config = table(tables, "config", {c: pl.String() for c in MODEL_COLUMNS})
     model = first_text(config, MODEL_COLUMNS) or _from_args(tables, "model")
-    tp = _int(first_text(table(tables, "config", {"tensor_parallel_size": pl.String()}), ("tensor_parallel_size",))) \
-        or _int(_from_args(tables, "tensor_parallel")) or _rank_count(tables, "TP")
+    tp = (
+        _int(
+            first_text(
+                table(tables, "config", {"tensor_parallel_size": pl.String()}), ("tensor_parallel_size",)
+            )
+        )
+        or _int(_from_args(tables, "tensor_parallel"))
+        or _rank_count(tables, "TP")
+    )
     stats = table(tables, "engine_stats", {"engine_idx": pl.Int64(), "engines_aggregated": pl.Int64()})
-    engines = stats.select(pl.max_horizontal(pl.col("engine_idx").max() + 1, pl.col("engines_aggregated").max())).item() \
-        if stats.height else None
+    engines = (
+        stats.select(
+            pl.max_horizontal(pl.col("engine_idx").max() + 1, pl.col("engines_aggregated").max())
+        ).item()
+        if stats.height
+        else None
+    )
     dp = _int(_from_args(tables, "data_parallel")) or _rank_count(tables, "DP") or _int(engines)
-    quant = _from_args(tables, "quantization") or first_text(table(tables, "memory", {"quant": pl.String()}), ("quant",))
-    return {"model": model, "tensor_parallel": tp, "data_parallel": dp,
-            "speculative": _speculative(tables, engine), "quantization": quant}
+    quant = _from_args(tables, "quantization") or first_text(
+        table(tables, "memory", {"quant": pl.String()}), ("quant",)
+    )
+    return {
+        "model": model,
+        "tensor_parallel": tp,
+        "data_parallel": dp,
+        "speculative": _speculative(tables, engine),
+        "quantization": quant,
+    }
 
 
 def _speculative(tables: Mapping[str, pl.DataFrame], engine: str) -> bool | None:

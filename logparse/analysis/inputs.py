@@ -12,6 +12,7 @@ When two of them disagree the disagreement is reported (``input_problem``, or
 ``context_problem`` when it is the Decode lines' context that cannot be right), never settled
 silently; a value the model's maximum length forbids is not reported at all.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,11 +35,11 @@ INPUT_SCHEMA: dict[str, pl.DataType] = {
     "input_problem": pl.String(),
     "context_problem": pl.String(),
 }
-CONTEXT_SLACK = 0.02          # context per request read off a line that rounds nothing (SGLang)
-SHARED_PREFIX = 0.05          # a cached share above this means prefix-cache hits share KV
-USAGE_ROUNDING = 0.0005       # vLLM prints KV usage in % with one decimal
-BLOCK_ROUNDING = 64           # tokens a request's last KV block may hold beyond its context
-REGULAR_SLACK = 0.02          # V1 stats intervals: the nominal one, to the second
+CONTEXT_SLACK = 0.02  # context per request read off a line that rounds nothing (SGLang)
+SHARED_PREFIX = 0.05  # a cached share above this means prefix-cache hits share KV
+USAGE_ROUNDING = 0.0005  # vLLM prints KV usage in % with one decimal
+BLOCK_ROUNDING = 64  # tokens a request's last KV block may hold beyond its context
+REGULAR_SLACK = 0.02  # V1 stats intervals: the nominal one, to the second
 
 
 @dataclass
@@ -54,17 +55,30 @@ class PhaseInput:
     def row(self) -> dict[str, Any]:
         """The phase's `INPUT_SCHEMA` values."""
         f = self.figure
-        return {"input_tokens": None if f is None or f.value is None else int(round(float(f.value))),
-                "input_tokens_estimated": None if f is None else f.confidence != EXACT,
-                "input_confidence": None if f is None else f.confidence,
-                "input_how": None if f is None else f.how, "input_bound": None if f is None else f.bound,
-                "n_requests": self.n_requests, "cached_share": self.cached_share,
-                "input_problem": self.problem, "context_problem": self.context_problem}
+        return {
+            "input_tokens": None if f is None or f.value is None else round(float(f.value)),
+            "input_tokens_estimated": None if f is None else f.confidence != EXACT,
+            "input_confidence": None if f is None else f.confidence,
+            "input_how": None if f is None else f.how,
+            "input_bound": None if f is None else f.bound,
+            "n_requests": self.n_requests,
+            "cached_share": self.cached_share,
+            "input_problem": self.problem,
+            "context_problem": self.context_problem,
+        }
 
 
-def phase_inputs(phases: pl.DataFrame, *, samples: pl.DataFrame, chunks: pl.DataFrame | None, engine: str,
-                 preemptions: pl.DataFrame | None = None, context_len: int | None = None,
-                 since_last_log: bool = False, preemptions_printed: bool = True) -> pl.DataFrame:
+def phase_inputs(
+    phases: pl.DataFrame,
+    *,
+    samples: pl.DataFrame,
+    chunks: pl.DataFrame | None,
+    engine: str,
+    preemptions: pl.DataFrame | None = None,
+    context_len: int | None = None,
+    since_last_log: bool = False,
+    preemptions_printed: bool = True,
+) -> pl.DataFrame:
     """Add the `INPUT_SCHEMA` columns to `phases` (see the module docstring).
 
     `chunks` (SGLang `prefill.prefill_chunks` rows) needs a ``phase`` column; `preemptions`
@@ -84,11 +98,22 @@ def phase_inputs(phases: pl.DataFrame, *, samples: pl.DataFrame, chunks: pl.Data
         found = PhaseInput()
         full = first_full_sample(samples, ph)
         if engine == "sglang" and chunks is not None and not chunks.is_empty():
-            found = sglang_input(chunks.filter(pl.col("phase") == ph["phase"]), ph,
-                                 retractions=_of_phase(preemptions, ph), full=full)
+            found = sglang_input(
+                chunks.filter(pl.col("phase") == ph["phase"]),
+                ph,
+                retractions=_of_phase(preemptions, ph),
+                full=full,
+            )
         if found.figure is None:
-            kv_based = vllm_input(ph, samples, step=step, preemptions=preemptions, full=full,
-                                  since_last_log=since_last_log, preemptions_printed=preemptions_printed)
+            kv_based = vllm_input(
+                ph,
+                samples,
+                step=step,
+                preemptions=preemptions,
+                full=full,
+                since_last_log=since_last_log,
+                preemptions_printed=preemptions_printed,
+            )
             found.figure, found.problem = kv_based.figure, found.problem or kv_based.problem
         rows.append(within_model(found, context_len, ph["phase"]).row())
     return phases.with_columns(pl.Series(c, [r[c] for r in rows], dtype=d) for c, d in INPUT_SCHEMA.items())
@@ -106,41 +131,62 @@ def first_full_sample(samples: pl.DataFrame, ph: dict[str, Any]) -> dict[str, An
     n = ph["concurrency"]
     if not n or samples.is_empty():
         return None
-    rows = samples.filter(pl.col("line_no").is_between(ph["first_line"], ph["last_line"])
-                          & (pl.col("running") == n) & (pl.col("waiting").fill_null(0) == 0)
-                          & ~pl.col("prefill").fill_null(False) & pl.col("context_per_request").is_not_null())
+    rows = samples.filter(
+        pl.col("line_no").is_between(ph["first_line"], ph["last_line"])
+        & (pl.col("running") == n)
+        & (pl.col("waiting").fill_null(0) == 0)
+        & ~pl.col("prefill").fill_null(False)
+        & pl.col("context_per_request").is_not_null()
+    )
     return rows.sort("line_no").row(0, named=True) if rows.height else None
 
 
-def sglang_input(part: pl.DataFrame, ph: dict[str, Any], *, retractions: pl.DataFrame | None,
-                 full: dict[str, Any] | None) -> PhaseInput:
+def sglang_input(
+    part: pl.DataFrame, ph: dict[str, Any], *, retractions: pl.DataFrame | None, full: dict[str, Any] | None
+) -> PhaseInput:
     """SGLang: Σ (new + cached) ÷ requests, checked against the chunks' own `#cached-token`
     (today's SGLang prints 0 on a continuing chunk) and the Decode lines' context."""
     tokens, n_req = phase_input_exact(part, retractions=retractions)
     if tokens is None:
         return PhaseInput(cached_share=_cached_share(part))
-    found = PhaseInput(Figure(tokens, EXACT, f"Σ (new + cached) tokens of {part.height} Prefill line(s) ÷ "
-                                             f"{n_req} requests"), n_req, _cached_share(part))
+    found = PhaseInput(
+        Figure(tokens, EXACT, f"Σ (new + cached) tokens of {part.height} Prefill line(s) ÷ {n_req} requests"),
+        n_req,
+        _cached_share(part),
+    )
     limit = None if full is None else float(full["context_per_request"]) * (1 + CONTEXT_SLACK) + 1
     continuing = part.filter((pl.col("chunk") >= 1) & (pl.col("cached_token") > 0))
     first_only, _ = phase_input_exact(part, retractions=retractions, cached="first")
     if continuing.height and first_only is not None:
         upper = tokens if limit is None else max(min(tokens, limit), first_only)
-        found.figure = Figure(first_only, ESTIMATED, "Σ new tokens + the cached tokens of each request's first "
-                              f"chunk ÷ {n_req} requests", upper - first_only)
+        found.figure = Figure(
+            first_only,
+            ESTIMATED,
+            f"Σ new tokens + the cached tokens of each request's first chunk ÷ {n_req} requests",
+            upper - first_only,
+        )
         found.cached_share = _cached_share(part.filter(pl.col("chunk") == 0))
-        found.problem = (f"phase {ph['phase']}: continuing prefill chunks print a #cached-token (line "
-                         f"{_first_int(continuing, 'line_no')}: {_first_int(continuing, 'cached_token'):,}), "
-                         f"which today's SGLang prints as 0: it counts the request's earlier chunks, so Σ (new + "
-                         f"cached) ÷ {n_req} would give {tokens:,} input tokens per request; taken without them: "
-                         f"{first_only:,} (estimated)")
+        found.problem = (
+            f"phase {ph['phase']}: continuing prefill chunks print a #cached-token (line "
+            f"{_first_int(continuing, 'line_no')}: {_first_int(continuing, 'cached_token'):,}), "
+            f"which today's SGLang prints as 0: it counts the request's earlier chunks, so Σ (new + "
+            f"cached) ÷ {n_req} would give {tokens:,} input tokens per request; taken without them: "
+            f"{first_only:,} (estimated)"
+        )
     value = float(found.figure.value or 0) if found.figure is not None else 0.0
-    if full is not None and limit is not None and value > limit and (found.cached_share or 0.0) <= SHARED_PREFIX:
-        found.context_problem = (f"phase {ph['phase']}: the {float(full['context_per_request']):,.0f} tokens of "
-                                 f"context per request in the Decode line at line {full['line_no']} are fewer than "
-                                 f"the input of {value:,.0f} the Prefill lines count: the Decode lines' #token is "
-                                 "not the requests' whole context (a context-parallel rank's share?); context per "
-                                 "request is not reported")
+    if (
+        full is not None
+        and limit is not None
+        and value > limit
+        and (found.cached_share or 0.0) <= SHARED_PREFIX
+    ):
+        found.context_problem = (
+            f"phase {ph['phase']}: the {float(full['context_per_request']):,.0f} tokens of "
+            f"context per request in the Decode line at line {full['line_no']} are fewer than "
+            f"the input of {value:,.0f} the Prefill lines count: the Decode lines' #token is "
+            "not the requests' whole context (a context-parallel rank's share?); context per "
+            "request is not reported"
+        )
     return found
 
 
@@ -156,43 +202,72 @@ def _first_int(part: pl.DataFrame, column: str) -> int:
     return int(part.sort("line_no").get_column(column)[0])
 
 
-def vllm_input(ph: dict[str, Any], samples: pl.DataFrame, *, step: float, preemptions: pl.DataFrame | None,
-               full: dict[str, Any] | None, since_last_log: bool = False,
-               preemptions_printed: bool = True) -> PhaseInput:
+def vllm_input(
+    ph: dict[str, Any],
+    samples: pl.DataFrame,
+    *,
+    step: float,
+    preemptions: pl.DataFrame | None,
+    full: dict[str, Any] | None,
+    since_last_log: bool = False,
+    preemptions_printed: bool = True,
+) -> PhaseInput:
     """vLLM (and SGLang without usable Prefill lines): prompt throughput × interval ÷ N, and the
     KV context at the first full sample less what was generated by then; cross-checked. An
     estimate wins over a guess."""
     n = ph["concurrency"] or 0
     whole = samples.filter(pl.col("line_no").is_between(ph["first_line"], ph["last_line"]))
-    by_prompt = prompt_estimate(whole, ph, step=step, preemptions=preemptions, since_last_log=since_last_log,
-                                preemptions_printed=preemptions_printed)
+    by_prompt = prompt_estimate(
+        whole,
+        ph,
+        step=step,
+        preemptions=preemptions,
+        since_last_log=since_last_log,
+        preemptions_printed=preemptions_printed,
+    )
     by_context = context_estimate(whole, full, step=step) if n else None
     if by_prompt is None or by_context is None:
         return PhaseInput(by_prompt or by_context)
     apart = abs(float(by_prompt.value or 0) - float(by_context.value or 0))
     if by_prompt.confidence == GUESSED and apart <= (by_context.bound or 0.0):
         # the guess agrees with the KV estimate: it is within their distance plus that bound
-        return PhaseInput(Figure(by_prompt.value, ESTIMATED, f"{by_prompt.how}; agrees with the KV context "
-                                 f"at line {full['line_no'] if full else '?'}", apart + (by_context.bound or 0.0)))
-    if by_prompt.confidence != GUESSED and agree(0.0, apart, slack=(by_prompt.bound or 0.0) + (by_context.bound or 0.0)):
+        return PhaseInput(
+            Figure(
+                by_prompt.value,
+                ESTIMATED,
+                f"{by_prompt.how}; agrees with the KV context at line {full['line_no'] if full else '?'}",
+                apart + (by_context.bound or 0.0),
+            )
+        )
+    if by_prompt.confidence != GUESSED and agree(
+        0.0, apart, slack=(by_prompt.bound or 0.0) + (by_context.bound or 0.0)
+    ):
         return PhaseInput(by_prompt)
-    problem = (f"phase {ph['phase']}: prompt throughput × interval gives ~{by_prompt.value:,.0f} input tokens "
-               f"per request, the KV context at line {full['line_no'] if full else '?'} ~{by_context.value:,.0f} "
-               f"(less the tokens generated by then): they disagree beyond their bounds (recomputed "
-               "prompts, irregular intervals?); the KV-based figure is shown")
+    problem = (
+        f"phase {ph['phase']}: prompt throughput × interval gives ~{by_prompt.value:,.0f} input tokens "
+        f"per request, the KV context at line {full['line_no'] if full else '?'} ~{by_context.value:,.0f} "
+        f"(less the tokens generated by then): they disagree beyond their bounds (recomputed "
+        "prompts, irregular intervals?); the KV-based figure is shown"
+    )
     return PhaseInput(by_context, problem=problem)
 
 
-def prompt_estimate(whole: pl.DataFrame, ph: dict[str, Any], *, step: float,
-                    preemptions: pl.DataFrame | None, since_last_log: bool = False,
-                    preemptions_printed: bool = True) -> Figure | None:
+def prompt_estimate(
+    whole: pl.DataFrame,
+    ph: dict[str, Any],
+    *,
+    step: float,
+    preemptions: pl.DataFrame | None,
+    since_last_log: bool = False,
+    preemptions_printed: bool = True,
+) -> Figure | None:
     """Σ prompt throughput × interval over the phase's samples before its first preemption ÷ N:
     a guess when the intervals are irregular or measured since the engine's last log, or when
     the stats print no preemption count (a recomputed prompt would count twice, unseen)."""
     n = ph["concurrency"] or 0
     part = whole
     cutoff = _first_preemption(ph, whole, preemptions)
-    if cutoff is not None:   # recomputed prompts would count twice
+    if cutoff is not None:  # recomputed prompts would count twice
         part = part.filter(pl.col("line_no") < cutoff)
     if part.is_empty() or not n or "prompt_tps" not in part.columns:
         return None
@@ -205,11 +280,17 @@ def prompt_estimate(whole: pl.DataFrame, ph: dict[str, Any], *, step: float,
     if regular and not since_last_log:
         how = f"Σ prompt throughput × the {step:g} s stats interval ÷ N={n}"
         if not preemptions_printed:
-            return Figure(value, GUESSED, how + "; these stats print no preemption count, so a recomputed "
-                          "prompt would count twice unseen")
+            return Figure(
+                value,
+                GUESSED,
+                how + "; these stats print no preemption count, so a recomputed "
+                "prompt would count twice unseen",
+            )
         return Figure(value, ESTIMATED, how, REGULAR_SLACK * value + spread / n)
-    how = (f"Σ prompt throughput × {'each sample' + chr(39) + 's own' if not regular else 'the nominal'} interval "
-           f"÷ N={n}; vLLM V0 measures throughput since its previous log, which the timestamps do not pin down")
+    how = (
+        f"Σ prompt throughput × {'each sample' + chr(39) + 's own' if not regular else 'the nominal'} interval "
+        f"÷ N={n}; vLLM V0 measures throughput since its previous log, which the timestamps do not pin down"
+    )
     return Figure(value, GUESSED, how)
 
 
@@ -226,10 +307,13 @@ def context_estimate(whole: pl.DataFrame, full: dict[str, Any] | None, *, step: 
     ctx = float(full["context_per_request"])
     usage = full.get("kv_usage")
     pool = float(full["kv_tokens"]) / usage if usage and full.get("kv_tokens") else 0.0
-    bound = (USAGE_ROUNDING * pool + float(gen.head(1).sum()) * step + float(gen.sum()) * 1.0) / running \
-        + BLOCK_ROUNDING
-    how = (f"KV context per request at line {full['line_no']} ({ctx:,.0f}) less the ~{generated:,.0f} tokens "
-           "generated by then")
+    bound = (
+        USAGE_ROUNDING * pool + float(gen.head(1).sum()) * step + float(gen.sum()) * 1.0
+    ) / running + BLOCK_ROUNDING
+    how = (
+        f"KV context per request at line {full['line_no']} ({ctx:,.0f}) less the ~{generated:,.0f} tokens "
+        "generated by then"
+    )
     return Figure(max(ctx - generated, 0.0), ESTIMATED, how, bound)
 
 
@@ -238,19 +322,24 @@ def within_model(found: PhaseInput, context_len: int | None, phase: int) -> Phas
     f = found.figure
     if f is None or f.value is None or not context_len or f.value - (f.bound or 0.0) <= context_len:
         return found
-    note = (f"phase {phase}: the input length found ({f.value:,.0f} tokens, {f.how}) exceeds the model's maximum "
-            f"length of {context_len:,}: impossible, not reported")
+    note = (
+        f"phase {phase}: the input length found ({f.value:,.0f} tokens, {f.how}) exceeds the model's maximum "
+        f"length of {context_len:,}: impossible, not reported"
+    )
     return PhaseInput(None, found.n_requests, found.cached_share, note, found.context_problem)
 
 
-def _first_preemption(phase: dict[str, Any], samples: pl.DataFrame,
-                      preemptions: pl.DataFrame | None) -> int | None:
+def _first_preemption(
+    phase: dict[str, Any], samples: pl.DataFrame, preemptions: pl.DataFrame | None
+) -> int | None:
     """Line of the phase's first preemption or retraction (a line or a stats field), or None."""
     lines: list[int] = []
     if preemptions is not None and not preemptions.is_empty():
         lines += preemptions.filter(pl.col("phase") == phase["phase"]).get_column("line_no").to_list()
     if "preemptions" in samples.columns:
-        hit = samples.filter((pl.col("preemptions").fill_null(0) > 0) | (pl.col("retracted").fill_null(0) > 0))
+        hit = samples.filter(
+            (pl.col("preemptions").fill_null(0) > 0) | (pl.col("retracted").fill_null(0) > 0)
+        )
         lines += hit.get_column("line_no").to_list()
     return min(lines) if lines else None
 
@@ -269,9 +358,16 @@ def _prompt_tokens(part: pl.DataFrame, *, step: float, regular: bool) -> tuple[f
     if regular or "interval_s" not in part.columns:
         return float(tps.sum()) * step, rounding
     own = ordered.get_column("interval_s").fill_null(step).clip(upper_bound=3.0 * step)
-    own = pl.concat([pl.Series([step]), own.slice(1)])   # the first one's interval began while idle
+    own = pl.concat([pl.Series([step]), own.slice(1)])  # the first one's interval began while idle
     return float((tps * own).sum()), rounding
 
 
-__all__ = ["INPUT_SCHEMA", "PhaseInput", "first_full_sample", "phase_inputs", "sglang_input", "vllm_input",
-           "within_model"]
+__all__ = [
+    "INPUT_SCHEMA",
+    "PhaseInput",
+    "first_full_sample",
+    "phase_inputs",
+    "sglang_input",
+    "vllm_input",
+    "within_model",
+]

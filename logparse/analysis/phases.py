@@ -9,6 +9,7 @@ Lines before the server said it was ready (SGLang's warm-up request) are left ou
 Each phase gets its concurrency N: the plateau of running requests (the largest count held by
 at least ``min_plateau_samples`` samples), or the given ``concurrency``.
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -42,9 +43,14 @@ def default_idle_gap(samples: pl.DataFrame, *, engine: str) -> float:
     return max(5.0 * (step or 4.0), 20.0)
 
 
-def find_phases(samples: pl.DataFrame, *, prefills: pl.DataFrame | None = None,
-                idle_gap_s: float, concurrency: int | None = None,
-                min_plateau_samples: int = 2) -> pl.DataFrame:
+def find_phases(
+    samples: pl.DataFrame,
+    *,
+    prefills: pl.DataFrame | None = None,
+    idle_gap_s: float,
+    concurrency: int | None = None,
+    min_plateau_samples: int = 2,
+) -> pl.DataFrame:
     """Split decode samples (and prefill lines) into phases of load.
 
     Parameters
@@ -87,41 +93,69 @@ def find_phases(samples: pl.DataFrame, *, prefills: pl.DataFrame | None = None,
     if labelled.is_empty():
         return pl.DataFrame(schema=PHASE_SCHEMA)
     rows = []
-    for (raw,), part in labelled.filter(pl.col("_phase").is_not_null()).group_by("_phase", maintain_order=True):
+    for (raw,), part in labelled.filter(pl.col("_phase").is_not_null()).group_by(
+        "_phase", maintain_order=True
+    ):
         dec = part.filter(pl.col("_decode"))
         plateau = plateau_running(dec.get_column("running"), min_samples=min_plateau_samples)
-        if plateau is None:     # all work fitted in one stats interval: the requests it served
+        if plateau is None:  # all work fitted in one stats interval: the requests it served
             plateau = None if dec.is_empty() else int(dec.get_column("_served").max() or 0) or None
         start, end = part.get_column("time").min(), part.get_column("time").max()
-        rows.append({
-            "phase": raw, "start": start, "end": end,
-            "duration_s": (end - start).total_seconds(),  # type: ignore[operator]
-            "first_line": part.get_column("line_no").min(), "last_line": part.get_column("line_no").max(),
-            "n_samples": dec.height, "n_prefill_lines": part.height - dec.height,
-            "peak_running": dec.get_column("running").max(),
-            "concurrency": concurrency if concurrency is not None else plateau,
-            "concurrency_source": "given" if concurrency is not None else "plateau",
-        })
+        rows.append(
+            {
+                "phase": raw,
+                "start": start,
+                "end": end,
+                "duration_s": (end - start).total_seconds(),  # type: ignore[operator]
+                "first_line": part.get_column("line_no").min(),
+                "last_line": part.get_column("line_no").max(),
+                "n_samples": dec.height,
+                "n_prefill_lines": part.height - dec.height,
+                "peak_running": dec.get_column("running").max(),
+                "concurrency": concurrency if concurrency is not None else plateau,
+                "concurrency_source": "given" if concurrency is not None else "plateau",
+            }
+        )
     frame = pl.DataFrame(rows, schema=PHASE_SCHEMA, orient="row").sort("start", "first_line")
     return frame.with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("phase"))
 
 
-def label_activity(samples: pl.DataFrame, *, prefills: pl.DataFrame | None,
-                   idle_gap_s: float) -> pl.DataFrame:
+def label_activity(
+    samples: pl.DataFrame, *, prefills: pl.DataFrame | None, idle_gap_s: float
+) -> pl.DataFrame:
     """Activity events in time order with a raw burst id ``_phase`` (null on idle samples).
 
     Columns ``line_no``, ``time``, ``running``, ``_decode`` (a decode sample, not a prefill line),
     ``_active``, ``_phase``.
     """
-    active = ((pl.col("running").fill_null(0) > 0) | (pl.col("waiting").fill_null(0) > 0)
-              | (pl.col("gen_tps").fill_null(0) > 0) | (pl.col("prompt_tps").fill_null(0) > 0))
+    active = (
+        (pl.col("running").fill_null(0) > 0)
+        | (pl.col("waiting").fill_null(0) > 0)
+        | (pl.col("gen_tps").fill_null(0) > 0)
+        | (pl.col("prompt_tps").fill_null(0) > 0)
+    )
     served = pl.max_horizontal(pl.col("running").fill_null(0), pl.col("waiting").fill_null(0)).cast(pl.Int64)
-    events = [samples.select("line_no", "time", pl.col("running").cast(pl.Int64), served.alias("_served"),
-                             pl.lit(True).alias("_decode"), active.alias("_active"))]
+    events = [
+        samples.select(
+            "line_no",
+            "time",
+            pl.col("running").cast(pl.Int64),
+            served.alias("_served"),
+            pl.lit(True).alias("_decode"),
+            active.alias("_active"),
+        )
+    ]
     if prefills is not None and not prefills.is_empty():
-        events.append(prefills.select("line_no", "time", pl.lit(None, dtype=pl.Int64).alias("running"),
-                                      pl.lit(None, dtype=pl.Int64).alias("_served"),
-                                      pl.lit(False).alias("_decode"), pl.lit(True).alias("_active")))
+        events.append(
+            prefills.select(
+                "line_no",
+                "time",
+                pl.lit(None, dtype=pl.Int64).alias("running"),
+                pl.lit(None, dtype=pl.Int64).alias("_served"),
+                pl.lit(False).alias("_decode"),
+                pl.lit(True).alias("_active"),
+            )
+        )
     ev = pl.concat(events).filter(pl.col("time").is_not_null()).sort("time", "line_no")
     if ev.is_empty():
         return ev.with_columns(pl.lit(None, dtype=pl.Int64).alias("_phase"))
@@ -131,7 +165,8 @@ def label_activity(samples: pl.DataFrame, *, prefills: pl.DataFrame | None,
     gap = (pl.col("time") - prev_active_time).dt.total_seconds(fractional=True)
     new_burst = pl.col("_active") & (prev_is_idle | gap.is_null() | (gap > idle_gap_s))
     return ev.with_columns(
-        pl.when(pl.col("_active")).then(new_burst.cast(pl.Int64).cum_sum()).alias("_phase"))
+        pl.when(pl.col("_active")).then(new_burst.cast(pl.Int64).cum_sum()).alias("_phase")
+    )
 
 
 def plateau_running(running: pl.Series, *, min_samples: int = 2) -> int | None:
@@ -155,12 +190,14 @@ def assign_phase(frame: pl.DataFrame, phases: pl.DataFrame, *, by: str = "line_n
     spans = phases.select("phase", "first_line", "last_line").sort("first_line")
     joined = frame.sort(by).join_asof(spans, left_on=by, right_on="first_line", strategy="backward")
     joined = joined.with_columns(
-        pl.when(pl.col(by) <= pl.col("last_line")).then(pl.col("phase")).alias("phase"))
+        pl.when(pl.col(by) <= pl.col("last_line")).then(pl.col("phase")).alias("phase")
+    )
     return joined.drop("first_line", "last_line")
 
 
-def assign_phase_by_time(frame: pl.DataFrame, phases: pl.DataFrame, *, slack_s: float = 1.0,
-                         lead_s: float = 0.0) -> pl.DataFrame:
+def assign_phase_by_time(
+    frame: pl.DataFrame, phases: pl.DataFrame, *, slack_s: float = 1.0, lead_s: float = 0.0
+) -> pl.DataFrame:
     """Add a ``phase`` column from ``time``: the phase whose [start - slack - lead, end + slack]
     holds it. `lead_s` (a stats interval) reaches back over the first sample's interval, where
     the phase's first requests already ran."""
@@ -168,9 +205,15 @@ def assign_phase_by_time(frame: pl.DataFrame, phases: pl.DataFrame, *, slack_s: 
         return frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("phase"))
     slack = pl.duration(microseconds=int(slack_s * 1_000_000))
     lead = pl.duration(microseconds=int(lead_s * 1_000_000))
-    spans = phases.select("phase", (pl.col("start") - slack - lead).alias("_s"), (pl.col("end") + slack).alias("_e"))
+    spans = phases.select(
+        "phase", (pl.col("start") - slack - lead).alias("_s"), (pl.col("end") + slack).alias("_e")
+    )
     with_idx = frame.with_row_index("_row")
-    hit = (with_idx.filter(pl.col("time").is_not_null()).sort("time")
-           .join_asof(spans.sort("_s"), left_on="time", right_on="_s", strategy="backward")
-           .filter(pl.col("time") <= pl.col("_e")).select("_row", "phase"))
+    hit = (
+        with_idx.filter(pl.col("time").is_not_null())
+        .sort("time")
+        .join_asof(spans.sort("_s"), left_on="time", right_on="_s", strategy="backward")
+        .filter(pl.col("time") <= pl.col("_e"))
+        .select("_row", "phase")
+    )
     return with_idx.join(hit, on="_row", how="left").sort("_row").drop("_row")

@@ -15,6 +15,7 @@ Prefill line to the next tells how many of the batch's requests completed. That 
 
 vLLM prints only an aggregate prompt throughput per stats interval: no per-request chunks.
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -88,7 +89,9 @@ def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None
     decode_at: dict[int, list[int]] = {}
     retract_at: dict[int, list[tuple[int, int]]] = {}
     if breaks is not None:
-        frame = breaks if "retracted" in breaks.columns else breaks.with_columns(pl.lit(None).alias("retracted"))
+        frame = (
+            breaks if "retracted" in breaks.columns else breaks.with_columns(pl.lit(None).alias("retracted"))
+        )
         for series, line, retracted in frame.select("series", "line_no", "retracted").iter_rows():
             if retracted is None:
                 decode_at.setdefault(int(series or 0), []).append(int(line))
@@ -102,19 +105,24 @@ def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None
         rows = part.to_dicts()
         decodes = sorted(decode_at.get(int(series or 0), []))
         retracts = sorted(retract_at.get(int(series or 0), []))
-        open_req: dict[str, object] | None = None   # the request continuing into the next line
+        open_req: dict[str, object] | None = None  # the request continuing into the next line
         for i, row in enumerate(rows):
             m = max(int(row["new_seq"] or 1), 1)
             new = int(row["new_token"] or 0)
             cached = int(row["cached_token"] or 0)
             nxt = rows[i + 1] if i + 1 < len(rows) else None
             direct = nxt is not None and not _decode_between(decodes, row["line_no"], nxt["line_no"])
-            if direct and nxt is not None and row["running_req"] is not None and nxt["running_req"] is not None:
+            if (
+                direct
+                and nxt is not None
+                and row["running_req"] is not None
+                and nxt["running_req"] is not None
+            ):
                 # requests retracted in between left the running batch again
                 back = sum(n for line, n in retracts if row["line_no"] < line < nxt["line_no"])
                 completes = min(max(int(nxt["running_req"]) - int(row["running_req"]) + back, m - 1), m)
             else:
-                completes = m       # decode steps ran (or the log ends): every prompt was done
+                completes = m  # decode steps ran (or the log ends): every prompt was done
             if open_req is None:
                 open_req = {"id": next_request, "chunks": 0, "context": cached}
                 next_request += 1
@@ -124,15 +132,30 @@ def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None
             if completes == m:
                 open_req = None
             elif m == 1:
-                open_req = {"id": request, "chunks": int(chunk) + 1,  # type: ignore[call-overload]
-                            "context": None if context is None else int(context) + new}  # type: ignore[call-overload]
+                open_req = {
+                    "id": request,
+                    "chunks": int(chunk) + 1,  # type: ignore[call-overload]
+                    "context": None if context is None else int(context) + new,
+                }  # type: ignore[call-overload]
             else:
                 open_req = {"id": next_request - 1, "chunks": 1, "context": None}
-            out.append({"series": series, "line_no": row["line_no"], "time": row["time"], "request": request,
-                        "chunk": chunk, "new_seq": m, "new_token": new, "cached_token": cached,
-                        "cached_tokens": context, "completes": completes, "running_req": row["running_req"],
-                        "printed_input_tps": row["input_tps"],
-                        "input_tps": nxt["input_tps"] if direct and nxt is not None else None})
+            out.append(
+                {
+                    "series": series,
+                    "line_no": row["line_no"],
+                    "time": row["time"],
+                    "request": request,
+                    "chunk": chunk,
+                    "new_seq": m,
+                    "new_token": new,
+                    "cached_token": cached,
+                    "cached_tokens": context,
+                    "completes": completes,
+                    "running_req": row["running_req"],
+                    "printed_input_tps": row["input_tps"],
+                    "input_tps": nxt["input_tps"] if direct and nxt is not None else None,
+                }
+            )
     frame = pl.DataFrame(out, schema=CHUNK_SCHEMA, orient="row")
     if "phase" in prefills.columns:
         frame = frame.join(prefills.select("line_no", "phase"), on="line_no", how="left")
@@ -153,24 +176,41 @@ def request_inputs(chunks: pl.DataFrame) -> pl.DataFrame:
     Returns ``request``, ``series``, ``first_line``, ``last_line``, ``start``, ``end``, ``chunks``,
     ``input_tokens``.
     """
-    schema = {"request": pl.Int64(), "series": pl.Int64(), "first_line": pl.Int64(), "last_line": pl.Int64(),
-              "start": pl.Datetime("us"), "end": pl.Datetime("us"), "chunks": pl.Int64(),
-              "input_tokens": pl.Int64()}
+    schema = {
+        "request": pl.Int64(),
+        "series": pl.Int64(),
+        "first_line": pl.Int64(),
+        "last_line": pl.Int64(),
+        "start": pl.Datetime("us"),
+        "end": pl.Datetime("us"),
+        "chunks": pl.Int64(),
+        "input_tokens": pl.Int64(),
+    }
     if chunks.is_empty():
         return pl.DataFrame(schema=schema)
     own = chunks.filter(pl.col("cached_tokens").is_not_null())
     done = own.filter((pl.col("new_seq") == 1) & (pl.col("completes") == 1))
-    return (own.join(done.select("request"), on="request", how="semi")
-            .group_by("request", maintain_order=True)
-            .agg(pl.col("series").first(), pl.col("line_no").min().alias("first_line"),
-                 pl.col("line_no").max().alias("last_line"), pl.col("time").min().alias("start"),
-                 pl.col("time").max().alias("end"), pl.len().cast(pl.Int64).alias("chunks"),
-                 (pl.col("cached_token").first() + pl.col("new_token").sum()).alias("input_tokens"))
-            .select(list(schema)).cast(schema).sort("request"))  # type: ignore[arg-type]
+    return (
+        own.join(done.select("request"), on="request", how="semi")
+        .group_by("request", maintain_order=True)
+        .agg(
+            pl.col("series").first(),
+            pl.col("line_no").min().alias("first_line"),
+            pl.col("line_no").max().alias("last_line"),
+            pl.col("time").min().alias("start"),
+            pl.col("time").max().alias("end"),
+            pl.len().cast(pl.Int64).alias("chunks"),
+            (pl.col("cached_token").first() + pl.col("new_token").sum()).alias("input_tokens"),
+        )
+        .select(list(schema))
+        .cast(schema)
+        .sort("request")
+    )  # type: ignore[arg-type]
 
 
-def phase_input_exact(chunks: pl.DataFrame, *, retractions: pl.DataFrame | None = None,
-                      cached: str = "all") -> tuple[int | None, int]:
+def phase_input_exact(
+    chunks: pl.DataFrame, *, retractions: pl.DataFrame | None = None, cached: str = "all"
+) -> tuple[int | None, int]:
     """Input length of a phase's requests from its Prefill lines: Σ (new + cached) ÷ requests.
 
     ``cached="first"`` counts the cached tokens of the lines that start a request only (a fork
@@ -210,7 +250,7 @@ def phase_input_exact(chunks: pl.DataFrame, *, retractions: pl.DataFrame | None 
     tokens = int(part.get_column("new_token").sum() + counted.get_column("cached_token").sum()) - gained
     if requests <= 0 or tokens <= 0:
         return None, 0
-    return int(round(tokens / requests)), requests
+    return round(tokens / requests), requests
 
 
 def first_request_chunks(chunks: pl.DataFrame) -> pl.DataFrame:
@@ -221,12 +261,12 @@ def first_request_chunks(chunks: pl.DataFrame) -> pl.DataFrame:
     first = chunks.sort("line_no").row(0, named=True)
     if first["chunk"] != 0:
         return chunks.head(0)
-    return (chunks.filter((pl.col("request") == first["request"]) & (pl.col("new_seq") == 1))
-            .sort("line_no"))
+    return chunks.filter((pl.col("request") == first["request"]) & (pl.col("new_seq") == 1)).sort("line_no")
 
 
-def prefill_by_phase(*, chunks: pl.DataFrame, samples: pl.DataFrame, phases: pl.DataFrame,
-                     engine: str) -> pl.DataFrame:
+def prefill_by_phase(
+    *, chunks: pl.DataFrame, samples: pl.DataFrame, phases: pl.DataFrame, engine: str
+) -> pl.DataFrame:
     """Aggregate prefill throughput per phase.
 
     SGLang: mean and max of the printed input throughput of the phase's Prefill lines, leaving out
@@ -235,8 +275,12 @@ def prefill_by_phase(*, chunks: pl.DataFrame, samples: pl.DataFrame, phases: pl.
 
     Returns ``phase``, ``input_tps_mean``, ``input_tps_max``, ``prefill_samples``.
     """
-    schema = {"phase": pl.Int64(), "input_tps_mean": pl.Float64(), "input_tps_max": pl.Float64(),
-              "prefill_samples": pl.Int64()}
+    schema = {
+        "phase": pl.Int64(),
+        "input_tps_mean": pl.Float64(),
+        "input_tps_max": pl.Float64(),
+        "prefill_samples": pl.Int64(),
+    }
     if phases.is_empty():
         return pl.DataFrame(schema=schema)
     rows = []
@@ -248,8 +292,12 @@ def prefill_by_phase(*, chunks: pl.DataFrame, samples: pl.DataFrame, phases: pl.
             part = samples.filter(pl.col("phase") == ph["phase"])
             values = part.get_column("prompt_tps").drop_nulls()
             values = values.filter(values > 0)
-        rows.append({"phase": ph["phase"],
-                     "input_tps_mean": float(values.mean()) if len(values) else None,  # type: ignore[arg-type]
-                     "input_tps_max": float(values.max()) if len(values) else None,  # type: ignore[arg-type]
-                     "prefill_samples": len(values)})
+        rows.append(
+            {
+                "phase": ph["phase"],
+                "input_tps_mean": float(values.mean()) if len(values) else None,  # type: ignore[arg-type]
+                "input_tps_max": float(values.max()) if len(values) else None,  # type: ignore[arg-type]
+                "prefill_samples": len(values),
+            }
+        )
     return pl.DataFrame(rows, schema=schema, orient="row")

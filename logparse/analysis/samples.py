@@ -12,6 +12,7 @@ chunk, per DP group. Both become rows of the same shape:
 `rank_samples` gives one row per stats line; `decode_samples` adds the DP series up into one row
 per sampling round (throughput is summed across DP engines/ranks, never across TP ranks).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -38,18 +39,32 @@ RANK_SAMPLE_SCHEMA: dict[str, pl.DataType] = {
 }
 
 _VLLM_STATS = {
-    "prompt_tps": pl.Float64(), "gen_tps": pl.Float64(), "running": pl.Int64(), "waiting": pl.Int64(),
-    "gpu_kv_pct": pl.Float64(), "engine_idx": pl.Int64(), "preemptions": pl.Int64(),
+    "prompt_tps": pl.Float64(),
+    "gen_tps": pl.Float64(),
+    "running": pl.Int64(),
+    "waiting": pl.Int64(),
+    "gpu_kv_pct": pl.Float64(),
+    "engine_idx": pl.Int64(),
+    "preemptions": pl.Int64(),
     "engines_aggregated": pl.Int64(),
 }
 _SGL_DECODE = {
-    "running_req": pl.Int64(), "num_token": pl.Int64(), "token_usage": pl.Float64(),
-    "gen_tps": pl.Float64(), "queue_req": pl.Int64(), "accept_len": pl.Float64(),
-    "accept_rate": pl.Float64(), "retracted_req": pl.Int64(),
+    "running_req": pl.Int64(),
+    "num_token": pl.Int64(),
+    "token_usage": pl.Float64(),
+    "gen_tps": pl.Float64(),
+    "queue_req": pl.Int64(),
+    "accept_len": pl.Float64(),
+    "accept_rate": pl.Float64(),
+    "retracted_req": pl.Int64(),
 }
 _SGL_PREFILL = {
-    "new_seq": pl.Int64(), "new_token": pl.Int64(), "cached_token": pl.Int64(),
-    "running_req": pl.Int64(), "queue_req": pl.Int64(), "input_tps": pl.Float64(),
+    "new_seq": pl.Int64(),
+    "new_token": pl.Int64(),
+    "cached_token": pl.Int64(),
+    "running_req": pl.Int64(),
+    "queue_req": pl.Int64(),
+    "input_tps": pl.Float64(),
     "token_usage": pl.Float64(),
 }
 
@@ -66,8 +81,9 @@ def prefill_lines(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return frame.select("series", "line_no", "time", *_SGL_PREFILL).sort("line_no")
 
 
-def rank_samples(tables: Mapping[str, pl.DataFrame], *, engine: str,
-                 pool_tokens: int | None = None) -> pl.DataFrame:
+def rank_samples(
+    tables: Mapping[str, pl.DataFrame], *, engine: str, pool_tokens: int | None = None
+) -> pl.DataFrame:
     """One row per decode-stats line (vLLM `engine_stats`, SGLang `decode_batch`).
 
     Parameters
@@ -119,7 +135,12 @@ def _vllm_rank_samples(tables: Mapping[str, pl.DataFrame], *, pool_tokens: int |
     pool = pl.lit(float(pool_tokens) if pool_tokens else None, dtype=pl.Float64)
     out = stats.select(
         pl.col("engine_idx").fill_null(0).alias("series"),
-        "line_no", "time", "running", "waiting", "gen_tps", "prompt_tps",
+        "line_no",
+        "time",
+        "running",
+        "waiting",
+        "gen_tps",
+        "prompt_tps",
         (pl.col("prompt_tps").fill_null(0.0) > 0).alias("prefill"),
         usage.alias("kv_usage"),
         # an aggregated line's usage is the mean over its engines, each with a pool this size
@@ -139,18 +160,25 @@ def _sglang_rank_samples(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     prefill = prefill_lines(tables)
     # A Decode line's interval overlaps a prefill when a Prefill line of the same DP group was
     # printed since the previous Decode line (so the first Decode line after a prefill is out).
-    events = pl.concat([
-        decode.select("series", "line_no", pl.lit(True).alias("_decode")),
-        prefill.select("series", "line_no", pl.lit(False).alias("_decode")),
-    ]).sort("series", "line_no")
+    events = pl.concat(
+        [
+            decode.select("series", "line_no", pl.lit(True).alias("_decode")),
+            prefill.select("series", "line_no", pl.lit(False).alias("_decode")),
+        ]
+    ).sort("series", "line_no")
     events = events.with_columns(
-        (~pl.col("_decode")).cast(pl.Int64).cum_sum().over("series").alias("_prefills_so_far"))
+        (~pl.col("_decode")).cast(pl.Int64).cum_sum().over("series").alias("_prefills_so_far")
+    )
     events = events.filter(pl.col("_decode")).with_columns(
-        (pl.col("_prefills_so_far") - pl.col("_prefills_so_far").shift(1).over("series").fill_null(0) > 0)
-        .alias("prefill"))
+        (
+            pl.col("_prefills_so_far") - pl.col("_prefills_so_far").shift(1).over("series").fill_null(0) > 0
+        ).alias("prefill")
+    )
     decode = decode.join(events.select("series", "line_no", "prefill"), on=["series", "line_no"], how="left")
     out = decode.select(
-        "series", "line_no", "time",
+        "series",
+        "line_no",
+        "time",
         pl.col("running_req").alias("running"),
         pl.col("queue_req").alias("waiting"),
         "gen_tps",
@@ -158,7 +186,8 @@ def _sglang_rank_samples(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         pl.col("prefill").fill_null(False),
         pl.col("token_usage").alias("kv_usage"),
         pl.col("num_token").cast(pl.Float64).alias("kv_tokens"),
-        "accept_len", "accept_rate",
+        "accept_len",
+        "accept_rate",
         pl.lit(0, dtype=pl.Int64).alias("preemptions"),
         pl.col("retracted_req").fill_null(0).alias("retracted"),
     )
@@ -210,29 +239,42 @@ def decode_samples(ranks: pl.DataFrame, *, tolerance_factor: float = 2.5) -> pl.
     series_ids = ranks.get_column("series").unique().sort().to_list()
     if len(series_ids) <= 1:
         out = ranks.sort("line_no").with_columns(
-            pl.concat_list("line_no").alias("lines"), pl.lit(1, dtype=pl.Int64).alias("n_series"))
+            pl.concat_list("line_no").alias("lines"), pl.lit(1, dtype=pl.Int64).alias("n_series")
+        )
     else:
         out = _combine_series(ranks, series_ids, tolerance_factor=tolerance_factor)
-    out = out.sort("time", "line_no").with_columns(
-        pl.col("time").diff().dt.total_seconds(fractional=True).alias("interval_s"),
-        pl.when(pl.col("running") > 0).then(pl.col("kv_tokens") / pl.col("running"))
-        .alias("context_per_request"),
-    ).with_row_index("sample")
+    out = (
+        out.sort("time", "line_no")
+        .with_columns(
+            pl.col("time").diff().dt.total_seconds(fractional=True).alias("interval_s"),
+            pl.when(pl.col("running") > 0)
+            .then(pl.col("kv_tokens") / pl.col("running"))
+            .alias("context_per_request"),
+        )
+        .with_row_index("sample")
+    )
     return out.select(
-        pl.col("sample").cast(pl.Int64), "line_no", "lines", "time", "n_series",
+        pl.col("sample").cast(pl.Int64),
+        "line_no",
+        "lines",
+        "time",
+        "n_series",
         *[c for c in RANK_SAMPLE_SCHEMA if c not in ("series", "line_no", "time")],
-        "interval_s", "context_per_request",
+        "interval_s",
+        "context_per_request",
     )
 
 
 def _conform(ranks: pl.DataFrame) -> pl.DataFrame:
-    missing = [pl.lit(None, dtype=d).alias(c) for c, d in RANK_SAMPLE_SCHEMA.items() if c not in ranks.columns]
+    missing = [
+        pl.lit(None, dtype=d).alias(c) for c, d in RANK_SAMPLE_SCHEMA.items() if c not in ranks.columns
+    ]
     frame = ranks.with_columns(missing) if missing else ranks
     frame = frame.with_columns(pl.col("series").fill_null(0), pl.col("prefill").fill_null(False))
     return frame.select(list(RANK_SAMPLE_SCHEMA)).cast(RANK_SAMPLE_SCHEMA)  # type: ignore[arg-type]
 
 
-_PER_SECOND_SLOTS = 1024   # room for that many lines of one series sharing one timestamp
+_PER_SECOND_SLOTS = 1024  # room for that many lines of one series sharing one timestamp
 
 
 def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_factor: float) -> pl.DataFrame:
@@ -243,11 +285,18 @@ def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_fac
     # ticks `time_us * _PER_SECOND_SLOTS + k` (k: the line's rank among its series' lines of
     # that second), which keeps a series' lines of one second apart and in order.
     ranks = ranks.sort("series", "time", "line_no").with_columns(
-        (pl.col("time").dt.epoch("us") * _PER_SECOND_SLOTS
-         + pl.int_range(pl.len()).over("series", "time")).alias("_tick"))
+        (
+            pl.col("time").dt.epoch("us") * _PER_SECOND_SLOTS + pl.int_range(pl.len()).over("series", "time")
+        ).alias("_tick")
+    )
     # Every line, in print order, is a candidate sample: each series' latest line up to it.
-    combined = ranks.select(pl.col("line_no").alias("_ev"), (pl.col("line_no") + 1).alias("_ev1"),
-                            pl.col("_tick").alias("_at"), pl.col("series").alias("_x"), "time").sort("_ev")
+    combined = ranks.select(
+        pl.col("line_no").alias("_ev"),
+        (pl.col("line_no") + 1).alias("_ev1"),
+        pl.col("_tick").alias("_at"),
+        pl.col("series").alias("_x"),
+        "time",
+    ).sort("_ev")
     measures = [c for c in RANK_SAMPLE_SCHEMA if c not in ("series", "time")]
     for sid in series_ids:
         part = ranks.filter(pl.col("series") == sid).sort("line_no")
@@ -255,25 +304,41 @@ def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_fac
         tol = int(max(step * tolerance_factor, 1.0) * 1_000_000) * _PER_SECOND_SLOTS
         late_tol = int(step * 1_000_000) * _PER_SECOND_SLOTS - 1
         cols = [f"{c}__{sid}" for c in measures]
-        latest = part.select(pl.col("line_no").alias("_ev"), pl.col("_tick").alias("_tick_"),
-                             *[pl.col(c).alias(f"{c}__{sid}") for c in measures])
-        after = part.select(pl.col("line_no").alias("_ev1"), pl.col("line_no").alias(f"_after__{sid}"),
-                            pl.col("_tick").alias("_after_tick_"))
-        combined = (combined.join_asof(latest, on="_ev", strategy="backward")
-                    .join_asof(after, on="_ev1", strategy="forward"))
+        latest = part.select(
+            pl.col("line_no").alias("_ev"),
+            pl.col("_tick").alias("_tick_"),
+            *[pl.col(c).alias(f"{c}__{sid}") for c in measures],
+        )
+        after = part.select(
+            pl.col("line_no").alias("_ev1"),
+            pl.col("line_no").alias(f"_after__{sid}"),
+            pl.col("_tick").alias("_after_tick_"),
+        )
+        combined = combined.join_asof(latest, on="_ev", strategy="backward").join_asof(
+            after, on="_ev1", strategy="forward"
+        )
         recent = (pl.col("_at") - pl.col("_tick_")) <= tol
-        busy = pl.any_horizontal(pl.col(f"{c}__{sid}").fill_null(0) > 0
-                                 for c in ("running", "waiting", "gen_tps", "prompt_tps"))
-        combined = combined.with_columns(pl.when(recent).then(pl.col(c)).alias(c) for c in cols).with_columns(
-            # the next line comes less than one interval after this one / within the tolerance
-            ((pl.col("_after_tick_") - pl.col("_at")) <= late_tol).fill_null(False).alias(f"_soon__{sid}"),
-            ((pl.col("_after_tick_") - pl.col("_at")) <= tol).fill_null(False).alias(f"_near__{sid}"),
-            busy.alias(f"_busy__{sid}"),
-        ).drop("_tick_", "_after_tick_")
+        busy = pl.any_horizontal(
+            pl.col(f"{c}__{sid}").fill_null(0) > 0 for c in ("running", "waiting", "gen_tps", "prompt_tps")
+        )
+        combined = (
+            combined.with_columns(pl.when(recent).then(pl.col(c)).alias(c) for c in cols)
+            .with_columns(
+                # the next line comes less than one interval after this one / within the tolerance
+                ((pl.col("_after_tick_") - pl.col("_at")) <= late_tol)
+                .fill_null(False)
+                .alias(f"_soon__{sid}"),
+                ((pl.col("_after_tick_") - pl.col("_at")) <= tol).fill_null(False).alias(f"_near__{sid}"),
+                busy.alias(f"_busy__{sid}"),
+            )
+            .drop("_tick_", "_after_tick_")
+        )
     keep, spent = _rounds(combined, series_ids)
     combined = combined.with_columns(
         pl.when(pl.Series(spent[sid])).then(None).otherwise(pl.col(f"{c}__{sid}")).alias(f"{c}__{sid}")
-        for sid in series_ids if any(spent[sid]) for c in measures
+        for sid in series_ids
+        if any(spent[sid])
+        for c in measures
     ).filter(pl.Series(keep))
     present = [pl.col(f"line_no__{sid}").is_not_null() for sid in series_ids]
 
@@ -283,20 +348,29 @@ def _combine_series(ranks: pl.DataFrame, series_ids: list[int], *, tolerance_fac
             return pl.sum_horizontal(cols).alias(name)
         if how == "mean":
             return pl.mean_horizontal(cols).alias(name)
-        if how == "any":   # an idle series (all null) overlaps no prefill
+        if how == "any":  # an idle series (all null) overlaps no prefill
             return pl.any_horizontal(cols).fill_null(False).alias(name)
         return pl.max_horizontal(cols).alias(name)
 
     return combined.select(
         horizontal("line_no", "max"),
-        pl.concat_list([pl.col(f"line_no__{sid}") for sid in series_ids]).list.drop_nulls().list.unique()
-        .list.sort().alias("lines"),
+        pl.concat_list([pl.col(f"line_no__{sid}") for sid in series_ids])
+        .list.drop_nulls()
+        .list.unique()
+        .list.sort()
+        .alias("lines"),
         "time",
         pl.sum_horizontal([p.cast(pl.Int64) for p in present]).alias("n_series"),
-        horizontal("running", "sum"), horizontal("waiting", "sum"), horizontal("gen_tps", "sum"),
-        horizontal("prompt_tps", "sum"), horizontal("prefill", "any"), horizontal("kv_usage", "mean"),
-        horizontal("kv_tokens", "sum"), horizontal("accept_len", "mean"),
-        horizontal("accept_rate", "mean"), horizontal("preemptions", "sum"),
+        horizontal("running", "sum"),
+        horizontal("waiting", "sum"),
+        horizontal("gen_tps", "sum"),
+        horizontal("prompt_tps", "sum"),
+        horizontal("prefill", "any"),
+        horizontal("kv_usage", "mean"),
+        horizontal("kv_tokens", "sum"),
+        horizontal("accept_len", "mean"),
+        horizontal("accept_rate", "mean"),
+        horizontal("preemptions", "sum"),
         horizontal("retracted", "sum"),
     )
 
@@ -320,8 +394,10 @@ def _rounds(combined: pl.DataFrame, series_ids: list[int]) -> tuple[list[bool], 
     and adds nothing. A sample taken while an idle series is about to print that way (a
     drifted group's first line of a phase, stamped a second later) uses up no lines.
     """
-    col = {name: {sid: combined.get_column(f"{name}__{sid}").to_list() for sid in series_ids}
-           for name in ("line_no", "_after", "_soon", "_near", "_busy")}
+    col = {
+        name: {sid: combined.get_column(f"{name}__{sid}").to_list() for sid in series_ids}
+        for name in ("line_no", "_after", "_soon", "_near", "_busy")
+    }
     lines, after = col["line_no"], col["_after"]
     printer = combined.get_column("_x").to_list()
     counted: dict[int, int | None] = dict.fromkeys(series_ids)
@@ -337,8 +413,11 @@ def _rounds(combined: pl.DataFrame, series_ids: list[int]) -> tuple[list[bool], 
                 left_out.append(False)
                 continue
             # the series prints again before the line's own series does, and not after a pause
-            first = (after[sid][i] is not None and (after[x][i] is None or after[sid][i] < after[x][i])
-                     and col["_near"][sid][i])
+            first = (
+                after[sid][i] is not None
+                and (after[x][i] is None or after[sid][i] < after[x][i])
+                and col["_near"][sid][i]
+            )
             if stale and col["_busy"][sid][i]:
                 late = late or first
                 left_out.append(True)

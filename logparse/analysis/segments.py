@@ -16,6 +16,7 @@ The new segment begins at the first configuration or loading line after the curr
 later-stage line, so the new start's own preamble belongs to it. A draft model loaded after the
 target's graphs (SGLang EAGLE) is not a restart: it comes before the server is ready.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -101,7 +102,7 @@ def find_segments(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     starts = [1]
     late = serve = False
     last_late = 0
-    early: list[int] = []   # configuration and loading lines since the last later-stage line
+    early: list[int] = []  # configuration and loading lines since the last later-stage line
     for line, role in _roles(tables).iter_rows():
         if role in ("config", "load"):
             restart = serve or (late and role == "config")
@@ -114,15 +115,21 @@ def find_segments(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         late, serve = True, serve or role == "serve"
         last_late, early = line, []
     end = max(last_line(tables), starts[-1])
-    rows = [{"segment": i + 1, "first_line": a, "last_line": (starts[i + 1] - 1 if i + 1 < len(starts) else end)}
-            for i, a in enumerate(starts)]
+    rows = [
+        {"segment": i + 1, "first_line": a, "last_line": (starts[i + 1] - 1 if i + 1 < len(starts) else end)}
+        for i, a in enumerate(starts)
+    ]
     return pl.DataFrame(rows, schema=SEGMENT_SCHEMA, orient="row")
 
 
-def segment_tables(tables: Mapping[str, pl.DataFrame], first_line: int, last_line: int) -> dict[str, pl.DataFrame]:
+def segment_tables(
+    tables: Mapping[str, pl.DataFrame], first_line: int, last_line: int
+) -> dict[str, pl.DataFrame]:
     """The event tables restricted to the lines of one segment."""
-    return {kind: frame.filter(pl.col("line_no").is_between(first_line, last_line))
-            for kind, frame in tables.items()}
+    return {
+        kind: frame.filter(pl.col("line_no").is_between(first_line, last_line))
+        for kind, frame in tables.items()
+    }
 
 
 def first_segment_tables(tables: Mapping[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
@@ -148,5 +155,12 @@ def last_stage(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
     return None if best is None else best[1]
 
 
-__all__ = ["SEGMENT_SCHEMA", "STAGES", "find_segments", "first_segment_tables", "last_line", "last_stage",
-           "segment_tables"]
+__all__ = [
+    "SEGMENT_SCHEMA",
+    "STAGES",
+    "find_segments",
+    "first_segment_tables",
+    "last_line",
+    "last_stage",
+    "segment_tables",
+]

@@ -14,6 +14,7 @@ throughput is quoted for), else over the whole phase.
   rate = (accept len − 1) ÷ k, drafted = gen ÷ accept len × k, accepted = gen ÷ accept len ×
   (accept len − 1). Without k the printed rate is used and drafted = accepted ÷ rate.
 """
+
 from __future__ import annotations
 
 import re
@@ -42,9 +43,15 @@ SPEC_SCHEMA: dict[str, pl.DataType] = {
 }
 
 _VLLM_SPEC = {
-    "mean_accept_len": pl.Float64(), "accepted_tps": pl.Float64(), "drafted_tps": pl.Float64(),
-    "accepted": pl.Int64(), "drafted": pl.Int64(), "per_position": pl.List(pl.Float64()),
-    "draft_accept_pct": pl.Float64(), "draft_accept_rate": pl.Float64(), "num_spec_tokens": pl.Int64(),
+    "mean_accept_len": pl.Float64(),
+    "accepted_tps": pl.Float64(),
+    "drafted_tps": pl.Float64(),
+    "accepted": pl.Int64(),
+    "drafted": pl.Int64(),
+    "per_position": pl.List(pl.Float64()),
+    "draft_accept_pct": pl.Float64(),
+    "draft_accept_rate": pl.Float64(),
+    "num_spec_tokens": pl.Int64(),
     "emitted": pl.Int64(),
 }
 _K_PATTERNS = (
@@ -67,8 +74,14 @@ def spec_tokens_from_config(tables: Mapping[str, pl.DataFrame]) -> int | None:
     return None
 
 
-def spec_by_phase(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, phases: pl.DataFrame,
-                  engine: str, spec_tokens: int | None = None) -> pl.DataFrame:
+def spec_by_phase(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    samples: pl.DataFrame,
+    phases: pl.DataFrame,
+    engine: str,
+    spec_tokens: int | None = None,
+) -> pl.DataFrame:
     """Speculative-decoding figures per phase (`SPEC_SCHEMA`); phases without drafts have no row.
 
     Parameters
@@ -94,15 +107,25 @@ def spec_by_phase(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, 
         return pl.DataFrame(schema=SPEC_SCHEMA)
     # Each spec line belongs to the stats line printed just before it.
     owners = samples.select("line_no", "phase", "stable").sort("line_no")
-    spec = (spec.sort("line_no").join_asof(owners.rename({"line_no": "_stats_line"}), left_on="line_no",
-                                           right_on="_stats_line", strategy="backward")
-            .filter(pl.col("phase").is_not_null()))
+    spec = (
+        spec.sort("line_no")
+        .join_asof(
+            owners.rename({"line_no": "_stats_line"}),
+            left_on="line_no",
+            right_on="_stats_line",
+            strategy="backward",
+        )
+        .filter(pl.col("phase").is_not_null())
+    )
     rows = []
     for (phase,), part in spec.group_by("phase", maintain_order=True):
         stable = part.filter(pl.col("stable"))
         scope, use = ("stable", stable) if stable.height else ("phase", part)
-        v1 = use.filter(pl.col("mean_accept_len").is_not_null() | pl.col("drafted_tps").is_not_null()
-                        | pl.col("draft_accept_pct").is_not_null())
+        v1 = use.filter(
+            pl.col("mean_accept_len").is_not_null()
+            | pl.col("drafted_tps").is_not_null()
+            | pl.col("draft_accept_pct").is_not_null()
+        )
         row = _vllm_v1(v1) if v1.height else _vllm_v0(part, k)
         rows.append({"phase": phase, "scope": scope if v1.height else "phase", "spec_tokens": k, **row})
     return pl.DataFrame(rows, schema=SPEC_SCHEMA, orient="row").sort("phase")
@@ -110,8 +133,12 @@ def spec_by_phase(tables: Mapping[str, pl.DataFrame], *, samples: pl.DataFrame, 
 
 def _vllm_v1(part: pl.DataFrame) -> dict[str, object]:
     lens = part.get_column("mean_accept_len").drop_nulls().drop_nans()
-    rates = part.select(pl.coalesce(pl.col("draft_accept_pct") / 100.0,
-                                    pl.when(pl.col("drafted") > 0).then(pl.col("accepted") / pl.col("drafted"))))
+    rates = part.select(
+        pl.coalesce(
+            pl.col("draft_accept_pct") / 100.0,
+            pl.when(pl.col("drafted") > 0).then(pl.col("accepted") / pl.col("drafted")),
+        )
+    )
     rates = rates.to_series().drop_nulls().drop_nans()
     drafted = part.get_column("drafted_tps").drop_nulls()
     accepted = part.get_column("accepted_tps").drop_nulls()
@@ -119,14 +146,23 @@ def _vllm_v1(part: pl.DataFrame) -> dict[str, object]:
     per_position = None
     if positions:
         width = max(len(p) for p in positions)
-        per_position = [sum(p[i] for p in positions if len(p) > i) / sum(1 for p in positions if len(p) > i)
-                        for i in range(width)]
+        per_position = [
+            sum(p[i] for p in positions if len(p) > i) / sum(1 for p in positions if len(p) > i)
+            for i in range(width)
+        ]
     total_d = float(drafted.sum()) if drafted.len() else 0.0
     return {
-        "source": "vllm_spec_decode", "lines": part.height,
-        "mean_accept_len": _mean(lens), "accept_len_min": _min(lens), "accept_len_max": _max(lens),
-        "accept_rate": _mean(rates), "accept_rate_min": _min(rates), "accept_rate_max": _max(rates),
-        "per_position": per_position, "drafted_tps": _mean(drafted), "accepted_tps": _mean(accepted),
+        "source": "vllm_spec_decode",
+        "lines": part.height,
+        "mean_accept_len": _mean(lens),
+        "accept_len_min": _min(lens),
+        "accept_len_max": _max(lens),
+        "accept_rate": _mean(rates),
+        "accept_rate_min": _min(rates),
+        "accept_rate_max": _max(rates),
+        "per_position": per_position,
+        "drafted_tps": _mean(drafted),
+        "accepted_tps": _mean(accepted),
         "wasted_draft_pct": 100.0 * (1.0 - float(accepted.sum()) / total_d) if total_d else None,
     }
 
@@ -136,11 +172,17 @@ def _vllm_v0(part: pl.DataFrame, k: int | None) -> dict[str, object]:
     rate = last.get("draft_accept_rate")
     k = last.get("num_spec_tokens") or k
     return {
-        "source": "vllm_v0_speculative_metrics", "lines": part.height,
+        "source": "vllm_v0_speculative_metrics",
+        "lines": part.height,
         "mean_accept_len": 1.0 + rate * k if rate is not None and k else None,
-        "accept_len_min": None, "accept_len_max": None,
-        "accept_rate": rate, "accept_rate_min": None, "accept_rate_max": None, "per_position": None,
-        "drafted_tps": None, "accepted_tps": None,
+        "accept_len_min": None,
+        "accept_len_max": None,
+        "accept_rate": rate,
+        "accept_rate_min": None,
+        "accept_rate_max": None,
+        "per_position": None,
+        "drafted_tps": None,
+        "accepted_tps": None,
         "wasted_draft_pct": 100.0 * (1.0 - rate) if rate is not None else None,
     }
 
@@ -166,16 +208,30 @@ def _sglang(samples: pl.DataFrame, k: int | None) -> pl.DataFrame:
             drafted = accepted / rate if rate else pl.Series([None] * use.height, dtype=pl.Float64)
         total_d = float(drafted.drop_nulls().sum()) if drafted.drop_nulls().len() else 0.0
         rate_mean = _mean(rate_rows.drop_nulls())
-        wasted = (100.0 * (1.0 - float(accepted.sum()) / total_d) if k and total_d
-                  else (100.0 * (1.0 - rate_mean) if rate_mean is not None else None))
-        rows.append({
-            "phase": phase, "source": "sglang_decode_batch", "scope": scope, "lines": use.height, "spec_tokens": k,
-            "mean_accept_len": _mean(a), "accept_len_min": _min(a), "accept_len_max": _max(a),
-            "accept_rate": rate_mean, "accept_rate_min": _min(rate_rows.drop_nulls()),
-            "accept_rate_max": _max(rate_rows.drop_nulls()), "per_position": None,
-            "drafted_tps": _mean(drafted.drop_nulls()), "accepted_tps": _mean(accepted),
-            "wasted_draft_pct": wasted,
-        })
+        wasted = (
+            100.0 * (1.0 - float(accepted.sum()) / total_d)
+            if k and total_d
+            else (100.0 * (1.0 - rate_mean) if rate_mean is not None else None)
+        )
+        rows.append(
+            {
+                "phase": phase,
+                "source": "sglang_decode_batch",
+                "scope": scope,
+                "lines": use.height,
+                "spec_tokens": k,
+                "mean_accept_len": _mean(a),
+                "accept_len_min": _min(a),
+                "accept_len_max": _max(a),
+                "accept_rate": rate_mean,
+                "accept_rate_min": _min(rate_rows.drop_nulls()),
+                "accept_rate_max": _max(rate_rows.drop_nulls()),
+                "per_position": None,
+                "drafted_tps": _mean(drafted.drop_nulls()),
+                "accepted_tps": _mean(accepted),
+                "wasted_draft_pct": wasted,
+            }
+        )
     return pl.DataFrame(rows, schema=SPEC_SCHEMA, orient="row").sort("phase")
 
 

@@ -1,4 +1,5 @@
 """The post-mortem summary of one log: a JSON-ready dict and its terminal rendering."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,8 +17,8 @@ from logparse.analysis.diagnostics import effective_capacity
 from logparse.analysis.evidence import mark_of
 from logparse.analysis.figures import phase_evidence
 from logparse.analysis.prefill import first_request_chunks
-from logparse.escape import for_terminal
 from logparse.analysis.text import fmt, render_table, tokens_label
+from logparse.escape import for_terminal
 
 
 def _clean(value: Any) -> Any:
@@ -62,50 +63,94 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
         stable = None
         note = reasons.get(p)
         if w is not None:
-            stable = {k: _round(w[k], 3) for k in (
-                "samples", "start", "end", "duration_s", "first_line", "last_line", "gen_tps_mean",
-                "gen_tps_median", "gen_tps_min", "gen_tps_max", "cv", "per_request_tps",
-                "per_request_tps_peak", "ms_per_token", "context_tokens_per_request", "trusted")}
+            stable = {
+                k: _round(w[k], 3)
+                for k in (
+                    "samples",
+                    "start",
+                    "end",
+                    "duration_s",
+                    "first_line",
+                    "last_line",
+                    "gen_tps_mean",
+                    "gen_tps_median",
+                    "gen_tps_min",
+                    "gen_tps_max",
+                    "cv",
+                    "per_request_tps",
+                    "per_request_tps_peak",
+                    "ms_per_token",
+                    "context_tokens_per_request",
+                    "trusted",
+                )
+            }
             note = w["note"]
         chunks = a.chunks.filter(pl.col("phase") == p) if "phase" in a.chunks.columns else a.chunks.head(0)
-        first_chunks = [{"cached_tokens": r["cached_tokens"], "input_tps": _round(r["input_tps"])}
-                        for r in first_request_chunks(chunks).iter_rows(named=True)]
+        first_chunks = [
+            {"cached_tokens": r["cached_tokens"], "input_tps": _round(r["input_tps"])}
+            for r in first_request_chunks(chunks).iter_rows(named=True)
+        ]
         pf = prefill.get(p, {})
         sp = spec.get(p)
-        phases.append({
-            "phase": p, "segment": ph.get("segment"), "start": ph["start"], "end": ph["end"],
-            "duration_s": ph["duration_s"], "first_line": ph["first_line"], "last_line": ph["last_line"],
-            "concurrency": ph["concurrency"], "concurrency_source": ph["concurrency_source"],
-            "input_tokens": ph["input_tokens"], "input_tokens_estimated": ph["input_tokens_estimated"],
-            "input_confidence": ph.get("input_confidence"),
-            "evidence": phase_evidence(ph, w, engine=a.engine, pool=pool),
-            "n_requests": ph["n_requests"], "samples": ph["n_samples"],
-            "stable": stable, "stable_note": note,
-            "prefill": {"input_tps_mean": _round(pf.get("input_tps_mean")),
-                        "input_tps_max": _round(pf.get("input_tps_max")),
-                        "first_request_chunks": first_chunks},
-            "spec": None if sp is None else {
-                "mean_accept_len": _round(sp["mean_accept_len"], 3), "accept_rate": _round(sp["accept_rate"], 4),
-                "accept_len_min": _round(sp["accept_len_min"], 3), "accept_len_max": _round(sp["accept_len_max"], 3),
-                "per_position": None if sp["per_position"] is None else [round(x, 4) for x in sp["per_position"]],
-                "drafted_tps": _round(sp["drafted_tps"]), "accepted_tps": _round(sp["accepted_tps"]),
-                "wasted_draft_pct": _round(sp["wasted_draft_pct"])},
-        })
-    return _clean({
-        "source": a.source,
-        "engine": a.engine,
-        "version": a.version,
-        "startup": _startup_dict(a, a.startup),
-        "segments": segment_dicts(a),
-        "phases": phases,
-        "no_phases_reason": a.no_phases_reason,
-        "unparsed_evidence": [dataclasses.asdict(f) for f in a.unparsed],
-        "degradation": [{k: _round(v, 3) for k, v in r.items() if k != "group"}
-                        for r in a.degradation.iter_rows(named=True)],
-        "counts": a.counts,
-        "diagnostics": a.diagnostics.select("code", "severity", "message", "phase", "line_no").to_dicts(),
-        "options": a.options,
-    })
+        phases.append(
+            {
+                "phase": p,
+                "segment": ph.get("segment"),
+                "start": ph["start"],
+                "end": ph["end"],
+                "duration_s": ph["duration_s"],
+                "first_line": ph["first_line"],
+                "last_line": ph["last_line"],
+                "concurrency": ph["concurrency"],
+                "concurrency_source": ph["concurrency_source"],
+                "input_tokens": ph["input_tokens"],
+                "input_tokens_estimated": ph["input_tokens_estimated"],
+                "input_confidence": ph.get("input_confidence"),
+                "evidence": phase_evidence(ph, w, engine=a.engine, pool=pool),
+                "n_requests": ph["n_requests"],
+                "samples": ph["n_samples"],
+                "stable": stable,
+                "stable_note": note,
+                "prefill": {
+                    "input_tps_mean": _round(pf.get("input_tps_mean")),
+                    "input_tps_max": _round(pf.get("input_tps_max")),
+                    "first_request_chunks": first_chunks,
+                },
+                "spec": None
+                if sp is None
+                else {
+                    "mean_accept_len": _round(sp["mean_accept_len"], 3),
+                    "accept_rate": _round(sp["accept_rate"], 4),
+                    "accept_len_min": _round(sp["accept_len_min"], 3),
+                    "accept_len_max": _round(sp["accept_len_max"], 3),
+                    "per_position": None
+                    if sp["per_position"] is None
+                    else [round(x, 4) for x in sp["per_position"]],
+                    "drafted_tps": _round(sp["drafted_tps"]),
+                    "accepted_tps": _round(sp["accepted_tps"]),
+                    "wasted_draft_pct": _round(sp["wasted_draft_pct"]),
+                },
+            }
+        )
+    return _clean(
+        {
+            "source": a.source,
+            "engine": a.engine,
+            "version": a.version,
+            "startup": _startup_dict(a, a.startup),
+            "segments": segment_dicts(a),
+            "phases": phases,
+            "no_phases_reason": a.no_phases_reason,
+            "unparsed_evidence": [dataclasses.asdict(f) for f in a.unparsed],
+            "degradation": [
+                {k: _round(v, 3) for k, v in r.items() if k != "group"}
+                for r in a.degradation.iter_rows(named=True)
+            ],
+            "counts": a.counts,
+            "diagnostics": a.diagnostics.select("code", "severity", "message", "phase", "line_no").to_dicts(),
+            "options": a.options,
+        }
+    )
 
 
 def _startup_dict(a: Analysis, startup: dict[str, Any]) -> dict[str, Any]:
@@ -113,8 +158,10 @@ def _startup_dict(a: Analysis, startup: dict[str, Any]) -> dict[str, Any]:
     timeline = a.timeline
     if "segment" in timeline.columns and startup.get("segment") is not None:
         timeline = timeline.filter(pl.col("segment") == startup["segment"]).drop("segment")
-    return {**{k: _round(v, 3) for k, v in startup.items()},
-            "timeline": [{k: _round(v, 2) for k, v in r.items()} for r in stages(timeline).iter_rows(named=True)]}
+    return {
+        **{k: _round(v, 3) for k, v in startup.items()},
+        "timeline": [{k: _round(v, 2) for k, v in r.items()} for r in stages(timeline).iter_rows(named=True)],
+    }
 
 
 def segment_dicts(a: Analysis) -> list[dict[str, Any]]:
@@ -123,8 +170,12 @@ def segment_dicts(a: Analysis) -> list[dict[str, Any]]:
     out = []
     for row in a.segments.iter_rows(named=True):
         startup = startups.get(row["segment"])
-        out.append({**{k: _round(v, 3) for k, v in row.items()},
-                    "startup": None if startup is None else _startup_dict(a, startup)})
+        out.append(
+            {
+                **{k: _round(v, 3) for k, v in row.items()},
+                "startup": None if startup is None else _startup_dict(a, startup),
+            }
+        )
     return out
 
 
@@ -144,13 +195,20 @@ def evidence_notes(summary: dict[str, Any]) -> list[str]:
                 continue
             value = ph["input_tokens"] if name == "input_tokens" else (ph["stable"] or {}).get(name)
             bound = "" if ev.get("bound") is None else f", ± {ev['bound']:,.0f}"
-            notes.append(f"phase {ph['phase']}: {FIGURE_NAMES.get(name, name)} {fmt(value, 0)} is "
-                         f"{ev['confidence']} ({ev['how']}{bound})")
+            notes.append(
+                f"phase {ph['phase']}: {FIGURE_NAMES.get(name, name)} {fmt(value, 0)} is "
+                f"{ev['confidence']} ({ev['how']}{bound})"
+            )
     return notes
 
 
-FIGURE_NAMES = {"input_tokens": "input", "context_tokens_per_request": "ctx/req", "kv_pool_tokens": "KV pool",
-                "init_s": "engine init", "ready_s": "ready after"}
+FIGURE_NAMES = {
+    "input_tokens": "input",
+    "context_tokens_per_request": "ctx/req",
+    "kv_pool_tokens": "KV pool",
+    "init_s": "engine init",
+    "ready_s": "ready after",
+}
 
 
 def render_windows(summary: dict[str, Any]) -> str:
@@ -162,30 +220,62 @@ def render_windows(summary: dict[str, Any]) -> str:
     for ph in summary["phases"]:
         s = ph["stable"]
         span = f"{fmt(_parse(ph['start']))[5:]} +{fmt(ph['duration_s'], 0)}s"
-        base = [*([fmt(ph.get("segment"))] if several else []), str(ph["phase"]), span, input_label(ph),
-                fmt(ph["concurrency"])]
+        base = [
+            *([fmt(ph.get("segment"))] if several else []),
+            str(ph["phase"]),
+            span,
+            input_label(ph),
+            fmt(ph["concurrency"]),
+        ]
         if s is None:
-            rows.append(base + ["0", "-", "-", "-", "-", "-", "-", "-"])
+            rows.append([*base, "0", "-", "-", "-", "-", "-", "-", "-"])
         else:
-            rows.append(base + [
-                fmt(s["samples"]), fmt(s["duration_s"], 0), fmt(s["gen_tps_mean"]),
-                f"{fmt(s['gen_tps_min'], 0)}-{fmt(s['gen_tps_max'], 0)}", fmt(s["per_request_tps"], 2),
-                fmt(s["ms_per_token"]), fmt(s["cv"], 3), fmt(s["context_tokens_per_request"], 0)])
+            rows.append(
+                [
+                    *base,
+                    fmt(s["samples"]),
+                    fmt(s["duration_s"], 0),
+                    fmt(s["gen_tps_mean"]),
+                    f"{fmt(s['gen_tps_min'], 0)}-{fmt(s['gen_tps_max'], 0)}",
+                    fmt(s["per_request_tps"], 2),
+                    fmt(s["ms_per_token"]),
+                    fmt(s["cv"], 3),
+                    fmt(s["context_tokens_per_request"], 0),
+                ]
+            )
         if ph["stable_note"]:
             label = "no stable window" if s is None else "stable window"
             notes.append(f"phase {ph['phase']}: {label}: {ph['stable_note']}")
     if not rows:
         return f"no phases: {summary.get('no_phases_reason') or 'no decode activity'}"
-    headers = [*(["seg"] if several else []), "phase", "start", "input", "N", "samples", "secs", "tok/s",
-               "min-max", "tok/s/req", "ms/tok", "cv", "ctx/req"]
+    headers = [
+        *(["seg"] if several else []),
+        "phase",
+        "start",
+        "input",
+        "N",
+        "samples",
+        "secs",
+        "tok/s",
+        "min-max",
+        "tok/s/req",
+        "ms/tok",
+        "cv",
+        "ctx/req",
+    ]
     table = render_table(rows, headers)
     notes += evidence_notes(summary)
     return table + ("\n\n" + "\n".join(notes) if notes else "")
 
 
 # Findings that qualify the phase table itself, printed beside it by `windows`.
-WINDOW_CODES = ("input_estimates_disagree", "context_contradicts_input", "restarts", "no_decode_stats",
-                "impossible_value")
+WINDOW_CODES = (
+    "input_estimates_disagree",
+    "context_contradicts_input",
+    "restarts",
+    "no_decode_stats",
+    "impossible_value",
+)
 
 
 def input_warnings(summary: dict[str, Any]) -> list[str]:
@@ -216,8 +306,9 @@ TEXT_WIDTH = 100  # the diagnostics table is wrapped to fit a terminal this wide
 
 def _wrapped_diagnostics(diags: list[dict[str, Any]]) -> list[list[str]]:
     """Rows of the diagnostics table, each message wrapped under its own column."""
-    lead = (max(len("severity"), *(len(d["severity"]) for d in diags))
-            + max(len("code"), *(len(d["code"]) for d in diags)))
+    lead = max(len("severity"), *(len(d["severity"]) for d in diags)) + max(
+        len("code"), *(len(d["code"]) for d in diags)
+    )
     width = max(40, TEXT_WIDTH - lead - 4)
     rows = []
     for d in diags:
@@ -236,19 +327,39 @@ def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
         text = fmt(s.get(key), digits, unit=unit)
         return text if text == "-" else mark_of((ev.get(key) or {}).get("confidence")) + text
 
-    ready = "never said ready" if never_ready and s.get("ready_s") is None else \
-        ("≥ " if s.get("ready_s_approx") else "") + fmt(s.get("ready_s"), 1, unit="s")
+    ready = (
+        "never said ready"
+        if never_ready and s.get("ready_s") is None
+        else ("≥ " if s.get("ready_s_approx") else "") + fmt(s.get("ready_s"), 1, unit="s")
+    )
     rows = [
-        ["weights", fmt(s.get("weights_gib"), 2, unit="GiB"), "loaded in", fmt(s.get("weight_load_s"), 1, unit="s")],
+        [
+            "weights",
+            fmt(s.get("weights_gib"), 2, unit="GiB"),
+            "loaded in",
+            fmt(s.get("weight_load_s"), 1, unit="s"),
+        ],
         ["KV pool", shown("kv_pool_tokens", unit="tokens"), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
         ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
-        ["CUDA graphs", fmt(s.get("cuda_graph_s"), 1, unit="s"), "memory", fmt(s.get("cuda_graph_gib"), 2, unit="GiB")],
-        ["compile", fmt(s.get("compile_s"), 1, unit="s"), "engine init",
-         fmt(s.get("init_s"), 1, unit="s") + (" (inferred)" if s.get("init_s_inferred") else "")],
+        [
+            "CUDA graphs",
+            fmt(s.get("cuda_graph_s"), 1, unit="s"),
+            "memory",
+            fmt(s.get("cuda_graph_gib"), 2, unit="GiB"),
+        ],
+        [
+            "compile",
+            fmt(s.get("compile_s"), 1, unit="s"),
+            "engine init",
+            fmt(s.get("init_s"), 1, unit="s") + (" (inferred)" if s.get("init_s_inferred") else ""),
+        ],
         ["ready after", ready, "", ""],
     ]
-    notes = [f"  {FIGURE_NAMES.get(k, k)}: {e['confidence']} ({e['how']})" for k, e in ev.items()
-             if e["confidence"] != "exact" and k != "init_s"]
+    notes = [
+        f"  {FIGURE_NAMES.get(k, k)}: {e['confidence']} ({e['how']})"
+        for k, e in ev.items()
+        if e["confidence"] != "exact" and k != "init_s"
+    ]
     return "\n".join([render_table(rows, None, align="lrlr", indent="  "), *notes])
 
 
@@ -256,36 +367,65 @@ def render_cold_start(startup: dict[str, Any], title: str) -> list[str]:
     """The cold-start stage table of one start (nothing when it has no stage)."""
     if not startup.get("timeline"):
         return []
-    rows = [[t["stage"], fmt(t["ranks"]), fmt(t["seconds"], 1), fmt(t["seconds_max"], 1),
-             fmt(t["first_at_s"], 1), fmt(t["last_at_s"], 1)] for t in startup["timeline"]]
+    rows = [
+        [
+            t["stage"],
+            fmt(t["ranks"]),
+            fmt(t["seconds"], 1),
+            fmt(t["seconds_max"], 1),
+            fmt(t["first_at_s"], 1),
+            fmt(t["last_at_s"], 1),
+        ]
+        for t in startup["timeline"]
+    ]
     return ["", title, render_table(rows, ["stage", "ranks", "took", "slowest", "first at", "last at"])]
 
 
 def render_segments(segments: list[dict[str, Any]]) -> str:
     """The engine starts of a log: lines, ready, CUDA graph capture, phases, model and TP."""
-    rows = [[str(g["segment"]), f"{g['first_line']}-{g['last_line']}",
-             "-" if g["ready"] is None else ("yes" if g["ready"] else "no"), fmt(g["ready_s"], 1),
-             fmt(g["cuda_graph_s"], 1), fmt(g["phases"]), fmt(g["model"]), fmt(g["tensor_parallel"])]
-            for g in segments]
-    return render_table(rows, ["start", "lines", "ready", "ready after s", "CUDA graphs s", "phases", "model", "TP"],
-                        align="llllrrll")
+    rows = [
+        [
+            str(g["segment"]),
+            f"{g['first_line']}-{g['last_line']}",
+            "-" if g["ready"] is None else ("yes" if g["ready"] else "no"),
+            fmt(g["ready_s"], 1),
+            fmt(g["cuda_graph_s"], 1),
+            fmt(g["phases"]),
+            fmt(g["model"]),
+            fmt(g["tensor_parallel"]),
+        ]
+        for g in segments
+    ]
+    return render_table(
+        rows,
+        ["start", "lines", "ready", "ready after s", "CUDA graphs s", "phases", "model", "TP"],
+        align="llllrrll",
+    )
 
 
 def render_summary(summary: dict[str, Any]) -> str:
     """The whole post-mortem as readable text (control characters from the log or its path made
     visible: a file name or a logged string cannot drive the reader's terminal)."""
     s = summary["startup"]
-    out = [f"{summary['source']}: {summary['engine']}" + (f" {summary['version']}" if summary["version"] else "")]
+    out = [
+        f"{summary['source']}: {summary['engine']}" + (f" {summary['version']}" if summary["version"] else "")
+    ]
     segments = summary.get("segments") or []
     hung = any(d["code"] == "start_not_ready" for d in summary["diagnostics"])
     if len(segments) > 1:
-        out += ["", f"engine starts: {len(segments)} (each analysed on its own; `--segment K` for one)",
-                render_segments(segments)]
+        out += [
+            "",
+            f"engine starts: {len(segments)} (each analysed on its own; `--segment K` for one)",
+            render_segments(segments),
+        ]
         for seg in segments:
             if seg["startup"] is not None:
                 what = f"start {seg['segment']} (lines {seg['first_line']}-{seg['last_line']})"
-                out += ["", f"startup of {what}",
-                        render_startup(seg["startup"], never_ready=hung and seg["ready"] is False)]
+                out += [
+                    "",
+                    f"startup of {what}",
+                    render_startup(seg["startup"], never_ready=hung and seg["ready"] is False),
+                ]
                 out += render_cold_start(seg["startup"], f"cold start of {what} (s since its first line)")
     else:
         out += ["", "startup", render_startup(s, never_ready=hung)]
@@ -296,19 +436,40 @@ def render_summary(summary: dict[str, Any]) -> str:
         pf = ph["prefill"]
         chunks = pf["first_request_chunks"]
         curve = " → ".join(fmt(c["input_tps"], 0) for c in chunks if c["input_tps"] is not None)
-        pf_rows.append([str(ph["phase"]), fmt(pf["input_tps_mean"], 0), fmt(pf["input_tps_max"], 0),
-                        curve[:90] or "-"])
+        pf_rows.append(
+            [str(ph["phase"]), fmt(pf["input_tps_mean"], 0), fmt(pf["input_tps_max"], 0), curve[:90] or "-"]
+        )
     pf_rows = [r for r in pf_rows if r[1:] != ["-", "-", "-"]]
     if pf_rows:
-        out += ["", "prefill", render_table(pf_rows, ["phase", "mean tok/s", "max tok/s",
-                                                      "first request, chunk by chunk (tok/s)"], align="lrrl")]
-    sp_rows = [[str(ph["phase"]), fmt(sp["mean_accept_len"], 2), fmt(None if sp["accept_rate"] is None
-                                                                     else 100 * sp["accept_rate"], 1),
-                fmt(sp["drafted_tps"], 1), fmt(sp["accepted_tps"], 1), fmt(sp["wasted_draft_pct"], 1)]
-               for ph in summary["phases"] if (sp := ph["spec"]) is not None]
+        out += [
+            "",
+            "prefill",
+            render_table(
+                pf_rows,
+                ["phase", "mean tok/s", "max tok/s", "first request, chunk by chunk (tok/s)"],
+                align="lrrl",
+            ),
+        ]
+    sp_rows = [
+        [
+            str(ph["phase"]),
+            fmt(sp["mean_accept_len"], 2),
+            fmt(None if sp["accept_rate"] is None else 100 * sp["accept_rate"], 1),
+            fmt(sp["drafted_tps"], 1),
+            fmt(sp["accepted_tps"], 1),
+            fmt(sp["wasted_draft_pct"], 1),
+        ]
+        for ph in summary["phases"]
+        if (sp := ph["spec"]) is not None
+    ]
     if sp_rows:
-        out += ["", "speculative decoding", render_table(
-            sp_rows, ["phase", "accept len", "accept %", "drafted tok/s", "accepted tok/s", "wasted %"])]
+        out += [
+            "",
+            "speculative decoding",
+            render_table(
+                sp_rows, ["phase", "accept len", "accept %", "drafted tok/s", "accepted tok/s", "wasted %"]
+            ),
+        ]
     if summary["degradation"]:
         out += ["", "degradation (per-request decode throughput)", render_degradation(summary["degradation"])]
     c = summary["counts"]

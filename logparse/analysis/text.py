@@ -1,4 +1,5 @@
 """Plain-text rendering: aligned tables and number formats for the terminal."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -35,8 +36,13 @@ def tokens_label(tokens: int | None, *, estimated: bool = False) -> str:
     return ("~" if estimated else "") + text
 
 
-def render_table(rows: Sequence[Sequence[str]], headers: Sequence[str] | None, *,
-                 align: str | None = None, indent: str = "") -> str:
+def render_table(
+    rows: Sequence[Sequence[str]],
+    headers: Sequence[str] | None,
+    *,
+    align: str | None = None,
+    indent: str = "",
+) -> str:
     """Columns padded to their widest cell; `align` is one `l`/`r` per column (default: l then r).
 
     With `headers` None the table has no header and rule lines.

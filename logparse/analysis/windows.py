@@ -12,6 +12,7 @@ waiting, no new prefill can start; a preemption's recompute is the exception). I
 engine-reported generation throughput over those samples (what an engineer averaging the log
 lines by hand gets), per request = mean / N, ms/token = 1000 / per request.
 """
+
 from __future__ import annotations
 
 import polars as pl
@@ -50,14 +51,20 @@ def mark_stable(samples: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFrame:
     n = phases.select("phase", pl.col("concurrency").alias("_n"))
     frame = samples.sort("time", "line_no").join(n, on="phase", how="left")
     first_in_phase = pl.col("sample") == pl.col("sample").min().over("phase")
-    stable = (pl.col("phase").is_not_null() & (pl.col("running") == pl.col("_n"))
-              & (pl.col("waiting").fill_null(0) == 0) & ~pl.col("prefill").fill_null(False)
-              & pl.col("gen_tps").is_not_null() & ~first_in_phase)
+    stable = (
+        pl.col("phase").is_not_null()
+        & (pl.col("running") == pl.col("_n"))
+        & (pl.col("waiting").fill_null(0) == 0)
+        & ~pl.col("prefill").fill_null(False)
+        & pl.col("gen_tps").is_not_null()
+        & ~first_in_phase
+    )
     return frame.with_columns(stable.fill_null(False).alias("stable")).drop("_n").sort("time", "line_no")
 
 
-def stable_windows(marked: pl.DataFrame, phases: pl.DataFrame, *, min_samples: int = 3,
-                   min_duration_s: float = 20.0) -> pl.DataFrame:
+def stable_windows(
+    marked: pl.DataFrame, phases: pl.DataFrame, *, min_samples: int = 3, min_duration_s: float = 20.0
+) -> pl.DataFrame:
     """One row per phase that has a stable window, with its statistics.
 
     Parameters
@@ -100,16 +107,25 @@ def stable_windows(marked: pl.DataFrame, phases: pl.DataFrame, *, min_samples: i
         return pl.DataFrame(schema=WINDOW_SCHEMA)
     n = phases.select("phase", pl.col("concurrency"))
     gen = pl.col("gen_tps")
-    agg = (stable.sort("time").group_by("phase", maintain_order=True).agg(
-        pl.len().cast(pl.Int64).alias("samples"),
-        pl.col("time").min().alias("start"), pl.col("time").max().alias("end"),
-        pl.col("interval_s").sum().alias("duration_s"),
-        pl.col("line_no").min().alias("first_line"), pl.col("line_no").max().alias("last_line"),
-        gen.mean().alias("gen_tps_mean"), gen.median().alias("gen_tps_median"),
-        gen.min().alias("gen_tps_min"), gen.max().alias("gen_tps_max"),
-        gen.std(ddof=0).alias("gen_tps_std"),
-        pl.col("context_per_request").mean().alias("context_tokens_per_request"),
-    ).join(n, on="phase", how="left"))
+    agg = (
+        stable.sort("time")
+        .group_by("phase", maintain_order=True)
+        .agg(
+            pl.len().cast(pl.Int64).alias("samples"),
+            pl.col("time").min().alias("start"),
+            pl.col("time").max().alias("end"),
+            pl.col("interval_s").sum().alias("duration_s"),
+            pl.col("line_no").min().alias("first_line"),
+            pl.col("line_no").max().alias("last_line"),
+            gen.mean().alias("gen_tps_mean"),
+            gen.median().alias("gen_tps_median"),
+            gen.min().alias("gen_tps_min"),
+            gen.max().alias("gen_tps_max"),
+            gen.std(ddof=0).alias("gen_tps_std"),
+            pl.col("context_per_request").mean().alias("context_tokens_per_request"),
+        )
+        .join(n, on="phase", how="left")
+    )
     agg = agg.with_columns(
         (pl.col("gen_tps_std") / pl.col("gen_tps_mean")).alias("cv"),
         (pl.col("gen_tps_mean") / pl.col("concurrency")).alias("per_request_tps"),
@@ -118,9 +134,13 @@ def stable_windows(marked: pl.DataFrame, phases: pl.DataFrame, *, min_samples: i
         pl.when(pl.col("per_request_tps") > 0).then(1000.0 / pl.col("per_request_tps")).alias("ms_per_token"),
     )
     short = (pl.col("samples") < min_samples) | (pl.col("duration_s").fill_null(0.0) < min_duration_s)
-    note = pl.format("too short to trust: {} sample(s) over {} s (need {} samples and {} s)",
-                     pl.col("samples"), pl.col("duration_s").fill_null(0.0).round(1),
-                     pl.lit(min_samples), pl.lit(min_duration_s))
+    note = pl.format(
+        "too short to trust: {} sample(s) over {} s (need {} samples and {} s)",
+        pl.col("samples"),
+        pl.col("duration_s").fill_null(0.0).round(1),
+        pl.lit(min_samples),
+        pl.lit(min_duration_s),
+    )
     agg = agg.with_columns((~short).alias("trusted"), pl.when(short).then(note).alias("note"))
     return agg.select(list(WINDOW_SCHEMA)).cast(WINDOW_SCHEMA).sort("phase")  # type: ignore[arg-type]
 
@@ -163,24 +183,42 @@ def _never_at_n(running: pl.Series, n: int) -> str:
     return f"running was never exactly N={n} (it ranged {low}–{high})"
 
 
-def without_impossible_context(windows: pl.DataFrame, phases: pl.DataFrame, *,
-                               context_len: int | None = None) -> pl.DataFrame:
+def without_impossible_context(
+    windows: pl.DataFrame, phases: pl.DataFrame, *, context_len: int | None = None
+) -> pl.DataFrame:
     """`windows` with no context per request that the log contradicts: none where the phase's
     input check found the Decode lines' context below the input (``context_problem``), nor one
     above the model's maximum length `context_len`; the window's ``note`` says why."""
     if windows.is_empty():
         return windows
-    flagged = phases.select("phase", pl.col("context_problem").is_not_null().alias("_contradicted")) \
-        if "context_problem" in phases.columns else phases.select("phase", pl.lit(False).alias("_contradicted"))
+    flagged = (
+        phases.select("phase", pl.col("context_problem").is_not_null().alias("_contradicted"))
+        if "context_problem" in phases.columns
+        else phases.select("phase", pl.lit(False).alias("_contradicted"))
+    )
     ctx = pl.col("context_tokens_per_request")
     too_long = (ctx > context_len).fill_null(False) if context_len else pl.lit(False)
     bad = pl.col("_contradicted").fill_null(False) | too_long
-    why = pl.when(pl.col("_contradicted").fill_null(False)).then(
-        pl.lit("context per request not reported: the Decode lines' count contradicts the input length")) \
-        .otherwise(pl.format("context per request not reported: {} tokens exceed the model's maximum length",
-                             ctx.round(0)))
-    note = pl.when(bad).then(pl.concat_str([pl.col("note"), why], separator="; ", ignore_nulls=True)) \
+    why = (
+        pl.when(pl.col("_contradicted").fill_null(False))
+        .then(
+            pl.lit("context per request not reported: the Decode lines' count contradicts the input length")
+        )
+        .otherwise(
+            pl.format(
+                "context per request not reported: {} tokens exceed the model's maximum length", ctx.round(0)
+            )
+        )
+    )
+    note = (
+        pl.when(bad)
+        .then(pl.concat_str([pl.col("note"), why], separator="; ", ignore_nulls=True))
         .otherwise(pl.col("note"))
-    return (windows.join(flagged, on="phase", how="left")
-            .with_columns(pl.when(bad).then(None).otherwise(ctx).alias("context_tokens_per_request"), note.alias("note"))
-            .drop("_contradicted"))
+    )
+    return (
+        windows.join(flagged, on="phase", how="left")
+        .with_columns(
+            pl.when(bad).then(None).otherwise(ctx).alias("context_tokens_per_request"), note.alias("note")
+        )
+        .drop("_contradicted")
+    )

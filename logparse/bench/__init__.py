@@ -4,6 +4,7 @@ consistency checks, and the client half of reconciliation with the server log.
 Modules: `schema` (the table and its definitions), `readers` (auto-detected per tool),
 `derive`, `slo`, `capacity`, `spec`, `checks`, `reconcile`, `analyze`, `render`, `export`, `cli`.
 """
+
 from __future__ import annotations
 
 from logparse.bench.analyze import BenchAnalysis, analyze_bench

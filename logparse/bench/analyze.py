@@ -1,4 +1,5 @@
 """Everything `logparse bench` computes from the tidy table, in one object."""
+
 from __future__ import annotations
 
 import math

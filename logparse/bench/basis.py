@@ -11,6 +11,7 @@ mean basis both are judged at their means.
 A statistic is `printed` (the file's own figure), `per_request` (computed from the file's
 per-request arrays, see readers/_per_request.py) or `derived` (by a formula, see derive.py).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

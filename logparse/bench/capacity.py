@@ -8,6 +8,7 @@ over the tested levels (ties go to the lower concurrency). On the Openzeka data 
 c = 64 / 32 / 64 / 64; the report's own "most efficient point" list gives c = 16 (698) for vLLM
 spec and c = 32 (493) for SGLang spec, while its own table has 740 at c = 32 and 931 at c = 64.
 """
+
 from __future__ import annotations
 
 import polars as pl

@@ -37,8 +37,10 @@ Configuration checks:
   Reported once per configuration: info when every level matches 1 / L (within 2-decimal
   rounding), a warning when it does not.
 """
+
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -223,7 +225,7 @@ def percentile_order(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
         if "mean" in values and "p90" in values and values["p90"] < values["mean"]:
             warnings.append(f"{family} p90 {values['p90']:g} < mean {values['mean']:g}")
         present = [(s, values[s]) for s in order if s in values]
-        for (low_stat, low), (high_stat, high) in zip(present, present[1:], strict=False):
+        for (low_stat, low), (high_stat, high) in itertools.pairwise(present):
             if high < low:
                 errors.append(f"{family} {high_stat} {high:g} < {low_stat} {low:g}")
     if not checked:

@@ -15,6 +15,7 @@ Per-user TPS is derived only for files that report no per-user rate at all (vLLM
 tool's own TPS columns are never mixed with derived ones, so a file that reports only the
 optimistic P90 of TPS (Cordatus) is judged, and flagged, on exactly that.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Write the tables of a `BenchAnalysis` to a directory as Parquet and CSV."""
+
 from __future__ import annotations
 
 from pathlib import Path

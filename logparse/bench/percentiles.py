@@ -5,6 +5,7 @@ vLLM `bench serve` / `benchmark_serving.py` and SGLang `bench_serving` take thei
 `numpy.median`; `percentile` reproduces that, so a P90 computed here from a file's `ttfts` is the
 P90 the tool would have printed with `--metric-percentiles 90`.
 """
+
 from __future__ import annotations
 
 import math

@@ -17,6 +17,7 @@ and the engine's figures are then not compared at all.
 Latency metrics (TTFT, TPOT) do not depend on the token count, so the client stays the source
 for those whichever throughput is trusted.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -46,8 +47,10 @@ def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[st
         apart = max(client_input, log_input) / min(client_input, log_input)
         if apart > _INPUT_APART:
             shown = tokens_label(round(log_input), estimated=bool(server_phase.get("input_tokens_estimated")))
-            out.append(f"input length {tokens_label(round(client_input))} tokens per prompt in the client,"
-                       f" {shown} in the log's phase ({apart:.1f}x apart)")
+            out.append(
+                f"input length {tokens_label(round(client_input))} tokens per prompt in the client,"
+                f" {shown} in the log's phase ({apart:.1f}x apart)"
+            )
     client_c = rec.get("concurrency")
     log_n = server_phase.get("concurrency", server_phase.get("n_running"))
     if client_c is not None and log_n is not None and client_c != log_n:
@@ -64,10 +67,14 @@ def _bound_check(rec: dict[str, Any]) -> tuple[float | None, str | None, str | N
         return None, None, None
     bound = requests * n / duration
     if client > bound * (1.0 + _BOUND_TOL):
-        return bound, (
-            f"client reports {tok_s(client)} but {requests} requests x {tokens(n)} tokens / {secs(duration)}"
-            f" allow at most {tok_s(bound)} ({client / bound:.1f}x the physical bound)"
-        ), None
+        return (
+            bound,
+            (
+                f"client reports {tok_s(client)} but {requests} requests x {tokens(n)} tokens / {secs(duration)}"
+                f" allow at most {tok_s(bound)} ({client / bound:.1f}x the physical bound)"
+            ),
+            None,
+        )
     return bound, None, f"client {tok_s(client)} is within the physical bound {tok_s(bound)}"
 
 
@@ -104,12 +111,16 @@ def _row_verdict(
     notes += [bound_note] if bound_note else []
     generated = server_phase.get("gen_tokens")
     if server_phase.get("stable_trusted") is False and server_phase.get("stable_gen_tps"):
-        notes.append(f"the engine's stable window ({server_phase.get('stable_samples')} sample(s)) is too short to "
-                     f"trust: its {tok_s(server_phase['stable_gen_tps'])} is not compared")
+        notes.append(
+            f"the engine's stable window ({server_phase.get('stable_samples')} sample(s)) is too short to "
+            f"trust: its {tok_s(server_phase['stable_gen_tps'])} is not compared"
+        )
     if mismatches:
         if server_stable_gen_tps:
-            notes.append(f"the engine's stable decode {tok_s(server_stable_gen_tps)} is not compared:"
-                         " the log is not of the client's run")
+            notes.append(
+                f"the engine's stable decode {tok_s(server_stable_gen_tps)} is not compared:"
+                " the log is not of the client's run"
+            )
     else:
         if server_stable_gen_tps:
             problem, note = _engine_rate_check(client, server_stable_gen_tps, rel_tol)
@@ -151,8 +162,10 @@ def _reason(run: dict[str, Any]) -> str:
     """One sentence: which source to trust for `run`'s throughput, and why."""
     latency = "the client only for latency (TTFT, TPOT), which does not depend on its token count"
     if run["mismatches"]:
-        head = (f"the server log is not the client's run ({'; '.join(run['mismatches'])}),"
-                " so the engine's figures cannot check the client's")
+        head = (
+            f"the server log is not the client's run ({'; '.join(run['mismatches'])}),"
+            " so the engine's figures cannot check the client's"
+        )
         if run["trust"] == "physical_bound":
             bound_problem = next(p for p in run["problems"] if p.startswith("client reports"))
             return f"{head}; {bound_problem}; trust the physical bound for throughput and {latency}"

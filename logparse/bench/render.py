@@ -1,4 +1,5 @@
 """Plain-text, aligned tables of a `BenchAnalysis` for the terminal."""
+
 from __future__ import annotations
 
 import re
@@ -204,7 +205,9 @@ def render_capacity(analysis: BenchAnalysis) -> str:
     headers = ["config", "C_max P90", "users P90", "C_max mean", "users mean", "peak tok/s", "at c"]
     title = f"Capacity: N = C_max x (1 + {think:g} s / mean latency at C_max); peak = max TPS x c"
     notes = [
-        line for note in _capacity_notes(analysis.configs) for line in wrap_text(note, TEXT_WIDTH, indent="  ")
+        line
+        for note in _capacity_notes(analysis.configs)
+        for line in wrap_text(note, TEXT_WIDTH, indent="  ")
     ]
     return title + "\n" + format_table(headers, rows) + "".join("\n" + line for line in notes)
 
@@ -332,16 +335,21 @@ def _server_line(result: dict[str, Any]) -> str:
     shown = f"{tok_s(stable)} over {phase.get('stable_samples')} samples" if stable else "no stable window"
     inputs = phase.get("input_tokens")
     shown_input = tokens_label(inputs, estimated=bool(phase.get("input_tokens_estimated"))) if inputs else "?"
-    return (f"{source} ({result.get('engine')}): phase {phase.get('phase')}, N={phase.get('concurrency')},"
-            f" {shown_input} input tokens per request, stable decode {shown}")
+    return (
+        f"{source} ({result.get('engine')}): phase {phase.get('phase')}, N={phase.get('concurrency')},"
+        f" {shown_input} input tokens per request, stable decode {shown}"
+    )
 
 
 def _client_line(run: dict[str, Any]) -> str:
     bound = run.get("physical_bound_tps")
     facts = ", ".join(str(v) for v in (run.get("engine"), run.get("workload")) if v)
-    return (f"{for_terminal(str(run['config']))}" + (f" ({for_terminal(facts)})" if facts else "")
-            + f" c={run['concurrency']}: {tok_s(run['client_output_tps'])} output"
-            + (f"; physical bound {tok_s(bound)} ({run['bound_ratio']:.1f}x)" if bound else ""))
+    return (
+        f"{for_terminal(str(run['config']))}"
+        + (f" ({for_terminal(facts)})" if facts else "")
+        + f" c={run['concurrency']}: {tok_s(run['client_output_tps'])} output"
+        + (f"; physical bound {tok_s(bound)} ({run['bound_ratio']:.1f}x)" if bound else "")
+    )
 
 
 def render_reconcile(result: dict[str, Any]) -> str:

@@ -5,6 +5,7 @@ names onto these columns; `TOOL_DEFINITIONS` records what each tool's native met
 measures, because the same name (ITL, TPS, throughput) means different things in different tools
 (peer-tools.md section 1.8).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping

@@ -4,6 +4,7 @@ The client's run is matched to a phase of the server log by its concurrency (the
 among phases with that N, the one with the longest stable window wins. The phase's stable decode
 throughput and its facts then go to `logparse.bench.reconcile.reconcile`.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -25,24 +26,43 @@ def match_phase(analysis: Analysis, *, concurrency: int | None) -> dict[str, Any
     if phases.is_empty():
         return None
     windows = analysis.windows.select(
-        "phase", pl.col("gen_tps_mean").alias("stable_gen_tps"), pl.col("samples").alias("stable_samples"),
-        pl.col("trusted").alias("stable_trusted"), "context_tokens_per_request",
+        "phase",
+        pl.col("gen_tps_mean").alias("stable_gen_tps"),
+        pl.col("samples").alias("stable_samples"),
+        pl.col("trusted").alias("stable_trusted"),
+        "context_tokens_per_request",
     )
     joined = phases.join(windows, on="phase", how="left")
     if concurrency is not None:
         same_n = joined.filter(pl.col("concurrency") == concurrency)
         joined = same_n if not same_n.is_empty() else joined
     best = joined.sort(pl.col("stable_samples").fill_null(0), descending=True).row(0, named=True)
-    keep = ("phase", "concurrency", "input_tokens", "input_tokens_estimated", "start", "end",
-            "stable_gen_tps", "stable_samples", "stable_trusted", "context_tokens_per_request")
+    keep = (
+        "phase",
+        "concurrency",
+        "input_tokens",
+        "input_tokens_estimated",
+        "start",
+        "end",
+        "stable_gen_tps",
+        "stable_samples",
+        "stable_trusted",
+        "context_tokens_per_request",
+    )
     return {"engine": analysis.engine, **{k: best.get(k) for k in keep}}
 
 
-def reconcile_with_log(rows: pl.DataFrame, analysis: Analysis, *, concurrency: int | None = None) -> dict[str, Any]:
+def reconcile_with_log(
+    rows: pl.DataFrame, analysis: Analysis, *, concurrency: int | None = None
+) -> dict[str, Any]:
     """Reconcile client rows with the server log's matching phase (see `reconcile`)."""
     from logparse.bench.reconcile import reconcile
 
-    if concurrency is None and "concurrency" in rows.columns and rows["concurrency"].drop_nulls().n_unique() == 1:
+    if (
+        concurrency is None
+        and "concurrency" in rows.columns
+        and rows["concurrency"].drop_nulls().n_unique() == 1
+    ):
         concurrency = int(rows["concurrency"].drop_nulls()[0])
     phase = match_phase(analysis, concurrency=concurrency)
     # A window too short to trust is no reference: it is reported, never compared.

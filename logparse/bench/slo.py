@@ -18,6 +18,7 @@ How the Openzeka report (CordatusAI llm-benchmark defaults) arrives at its capac
   This is the interactive response-time law N = X (R + Z) with X = C / R, which the report
   calls Little's law.
 """
+
 from __future__ import annotations
 
 import math
@@ -79,7 +80,9 @@ def _judged(rec: dict[str, Any], basis: Basis, ttft_ms: float, tps: float) -> di
         "tps_optimistic": "*" in rate.marks,
         "stricter": "^" in marks,
         "marks": marks,
-        "ok": (ttft_ok is not False) and (tps_ok is not False) and (ttft_ok is not None or tps_ok is not None),
+        "ok": (ttft_ok is not False)
+        and (tps_ok is not False)
+        and (ttft_ok is not None or tps_ok is not None),
     }
 
 
@@ -151,7 +154,8 @@ def capacity(
     for basis in BASES:
         per_config = c_max(slo_matrix(rows, ttft_ms=ttft_ms, tps=tps, basis=basis))
         per_config = per_config.join(
-            latency, left_on=["config", "c_max"],
+            latency,
+            left_on=["config", "c_max"],
             right_on=["config", "concurrency"],
             how="left",
             maintain_order="left",
@@ -174,8 +178,10 @@ def capacity(
                 "unjudged": f"unjudged_{basis}",
             }
         )
-        out = per_config if out is None else out.join(
-            per_config.drop("engine", "mode"), on="config", how="left", maintain_order="left"
+        out = (
+            per_config
+            if out is None
+            else out.join(per_config.drop("engine", "mode"), on="config", how="left", maintain_order="left")
         )
     assert out is not None
     return out.drop("tps_optimistic_mean", "stricter_mean")

@@ -11,6 +11,7 @@ On the Openzeka data: vLLM 61.04 / 54.03 = 1.130 at c = 8 and 43.60 / 43.95 = 0.
 give c* ~ 15.4; SGLang 87.02 / 63.79 = 1.364 at c = 2 and 56.92 / 59.33 = 0.959 at c = 4 give
 c* ~ 3.7 (the report says "~c16" and "~c4").
 """
+
 from __future__ import annotations
 
 import math

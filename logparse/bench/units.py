@@ -4,6 +4,7 @@ A figure copied from a file (1111.61) and one computed from it (101.6213...) are
 way, so two numbers of one unit can be compared by eye: tok/s with 1 decimal, ms, s and req/s
 with 2, as `logparse summary` prints them (thousands separated).
 """
+
 from __future__ import annotations
 
 from logparse.analysis.text import fmt

@@ -3,6 +3,7 @@
 Subcommands live next to the code they drive and are imported only when invoked, so
 `logparse ingest` never pays for altair or the benchmark readers.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,15 +28,26 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 # command name -> (module, attribute, one-line help). Modules are imported on first use.
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "ingest": ("logparse.cli.ingest", "ingest_command",
-               "Parse logs into typed Parquet tables; print each headline."),
+    "ingest": (
+        "logparse.cli.ingest",
+        "ingest_command",
+        "Parse logs into typed Parquet tables; print each headline.",
+    ),
     "patterns": ("logparse.cli.patterns", "patterns_group", "Check the grammar files."),
     "detect": ("logparse.cli.detect", "detect_command", "Score which engine wrote a log."),
-    "summary": ("logparse.cli.analysis", "summary_command", "Post-mortem of one log, or of each run of a dataset."),
+    "summary": (
+        "logparse.cli.analysis",
+        "summary_command",
+        "Post-mortem of one log, or of each run of a dataset.",
+    ),
     "windows": ("logparse.cli.analysis", "windows_command", "Phases and stable decode windows."),
     "compare": ("logparse.cli.analysis", "compare_command", "Side-by-side table of several logs."),
     "emulate": ("logparse.cli.emulate", "emulate_command", "Render a synthetic engine log with its truth."),
-    "bench": ("logparse.cli.bench", "bench_command", "SLO matrix, capacity, spec break-even of client results."),
+    "bench": (
+        "logparse.cli.bench",
+        "bench_command",
+        "SLO matrix, capacity, spec break-even of client results.",
+    ),
     "reconcile": ("logparse.cli.bench", "reconcile_command", "Check a client result against a log."),
     "report": ("logparse.cli.report", "report_command", "Write charts and an offline HTML report."),
     "unknown": ("logparse.cli.unknown", "unknown_command", "Cluster the lines no rule understood."),
@@ -73,8 +85,9 @@ class LazyGroup(click.Group):
         command = getattr(module, attr, None)
         return command if isinstance(command, click.Command) else None
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
         # `logparse --help | head -1`: the group's own help and version are printed while parsing.
         with _quiet_broken_pipe():
             return super().make_context(info_name, args, parent=parent, **extra)

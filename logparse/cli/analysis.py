@@ -1,4 +1,5 @@
 """`logparse summary`, `logparse windows`, `logparse compare`: the post-mortem commands."""
+
 from __future__ import annotations
 
 import json
@@ -16,25 +17,52 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def analysis_options(func: F) -> F:
     """`--concurrency`, `--idle-gap`, `--min-samples`, `--min-duration`."""
-    func = click.option("--min-duration", type=click.FloatRange(min=0), default=20.0, show_default=True,
-                        help="A stable window shorter than this (s) is reported as too short to trust.")(func)
-    func = click.option("--min-samples", type=click.IntRange(min=1), default=3, show_default=True,
-                        help="A stable window with fewer samples is reported as too short to trust.")(func)
-    func = click.option("--idle-gap", type=click.FloatRange(min=0, min_open=True), default=None,
-                        help="Silence (s) read as idle between phases [default: a few stats intervals].")(func)
-    return click.option("--concurrency", "-n", type=click.IntRange(min=1), default=None,
-                        help="N, the requests of every phase [default: the plateau of running requests].")(func)
+    func = click.option(
+        "--min-duration",
+        type=click.FloatRange(min=0),
+        default=20.0,
+        show_default=True,
+        help="A stable window shorter than this (s) is reported as too short to trust.",
+    )(func)
+    func = click.option(
+        "--min-samples",
+        type=click.IntRange(min=1),
+        default=3,
+        show_default=True,
+        help="A stable window with fewer samples is reported as too short to trust.",
+    )(func)
+    func = click.option(
+        "--idle-gap",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Silence (s) read as idle between phases [default: a few stats intervals].",
+    )(func)
+    return click.option(
+        "--concurrency",
+        "-n",
+        type=click.IntRange(min=1),
+        default=None,
+        help="N, the requests of every phase [default: the plateau of running requests].",
+    )(func)
 
 
 def out_option(func: F) -> F:
     """`--out DIR` and `--force`."""
-    func = click.option("--force", is_flag=True, help="Write into a non-empty --out folder logparse did not create.")(func)
-    return click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), default=None,
-                        help="Also write the tables as DIR/<table>.parquet.")(func)
+    func = click.option(
+        "--force", is_flag=True, help="Write into a non-empty --out folder logparse did not create."
+    )(func)
+    return click.option(
+        "--out",
+        "-o",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Also write the tables as DIR/<table>.parquet.",
+    )(func)
 
 
-def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None,
-             opts: dict[str, Any]) -> tuple[Any, str | None]:
+def _analyze(
+    log: str, engine: str, patterns: tuple[Path, ...], year: int | None, opts: dict[str, Any]
+) -> tuple[Any, str | None]:
     """The `Analysis` of `log`, and why it names no engine (`headline.EMPTY_FILE` or
     `BLANK_LINES_ONLY`, as the ingest headline says) or None when it has content."""
     from logparse.analysis.analyze import analyze
@@ -44,15 +72,23 @@ def _analyze(log: str, engine: str, patterns: tuple[Path, ...], year: int | None
 
     try:
         result = ingest(log, engine=engine, year=year, tz=chosen_tz(), patterns=patterns)
-        analysis = analyze(result.tables, engine=result.engine, source=result.source, read_stats=result.stats,
-                           grammar=result.grammar, **opts)
+        analysis = analyze(
+            result.tables,
+            engine=result.engine,
+            source=result.source,
+            read_stats=result.stats,
+            grammar=result.grammar,
+            **opts,
+        )
     except LogparseError:
         raise
     except Exception as exc:  # a bug: say so in one line instead of a traceback
         if os.environ.get("LOGPARSE_DEBUG"):
             raise
-        raise click.ClickException(f"{log}: internal error while analysing ({type(exc).__name__}: {exc}); "
-                                   "set LOGPARSE_DEBUG=1 for the traceback") from None
+        raise click.ClickException(
+            f"{log}: internal error while analysing ({type(exc).__name__}: {exc}); "
+            "set LOGPARSE_DEBUG=1 for the traceback"
+        ) from None
     # An empty or blank log was read with a placeholder grammar: its engine is no finding.
     no_content = no_content_of(result.lines, result.scores)
     return analysis, no_content
@@ -80,35 +116,68 @@ def _render_summary(summary: dict[str, Any]) -> str:
     return render_summary({**summary, "engine": f"- ({why})"} if why else summary)
 
 
-def _opts(concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
-          segment: int | None = None) -> dict[str, Any]:
-    opts: dict[str, Any] = {"concurrency": concurrency, "idle_gap_s": idle_gap, "min_samples": min_samples,
-                            "min_duration_s": min_duration}
+def _opts(
+    concurrency: int | None,
+    idle_gap: float | None,
+    min_samples: int,
+    min_duration: float,
+    segment: int | None = None,
+) -> dict[str, Any]:
+    opts: dict[str, Any] = {
+        "concurrency": concurrency,
+        "idle_gap_s": idle_gap,
+        "min_samples": min_samples,
+        "min_duration_s": min_duration,
+    }
     return opts if segment is None else {**opts, "segment": segment}
 
 
 def segment_option(func: F) -> F:
     """`--segment K`: one engine start of a log that holds several."""
-    return click.option("--segment", "segment", type=click.IntRange(min=1), default=None, metavar="K",
-                        help="Analyse only engine start K (1-based) of a log that holds several (restarts); "
-                             "[default: every start, each on its own].")(func)
+    return click.option(
+        "--segment",
+        "segment",
+        type=click.IntRange(min=1),
+        default=None,
+        metavar="K",
+        help="Analyse only engine start K (1-based) of a log that holds several (restarts); "
+        "[default: every start, each on its own].",
+    )(func)
 
 
 @click.command("summary", short_help="Post-mortem of one log, or of each run of a dataset.")
 @click.argument("log", metavar="LOG")
 @engine_option
-@click.option("--json", "as_json", is_flag=True,
-              help='Print the summary as JSON (a dataset: {"runs": [...], "fleet": [...]}).')
-@click.option("--brief", is_flag=True,
-              help="A dataset: print the fleet table only, not each run's summary "
-                   "(text output; ignored for one log).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print the summary as JSON (a dataset: {"runs": [...], "fleet": [...]}).',
+)
+@click.option(
+    "--brief",
+    is_flag=True,
+    help="A dataset: print the fleet table only, not each run's summary (text output; ignored for one log).",
+)
 @out_option
 @segment_option
 @analysis_options
 @grammar_options
-def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path | None, force: bool,
-                    segment: int | None, concurrency: int | None, idle_gap: float | None, min_samples: int,
-                    min_duration: float, patterns: tuple[Path, ...], year: int | None) -> None:
+def summary_command(
+    log: str,
+    engine: str,
+    as_json: bool,
+    brief: bool,
+    out: Path | None,
+    force: bool,
+    segment: int | None,
+    concurrency: int | None,
+    idle_gap: float | None,
+    min_samples: int,
+    min_duration: float,
+    patterns: tuple[Path, ...],
+    year: int | None,
+) -> None:
     """Post-mortem of LOG: startup, phases, stable decode windows, prefill, spec decoding, diagnostics.
 
     LOG is a log file, a folder of its tables (`logparse ingest LOG --out DIR`), or a dataset folder
@@ -125,9 +194,18 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
 
     if dataset_runs(log):
         if segment is not None:
-            raise click.UsageError("--segment picks an engine start of one log; LOG is a dataset of several runs")
-        _fleet_summary(Path(log), as_json=as_json, brief=brief, out=out, force=force, patterns=patterns,
-                       opts=_opts(concurrency, idle_gap, min_samples, min_duration))
+            raise click.UsageError(
+                "--segment picks an engine start of one log; LOG is a dataset of several runs"
+            )
+        _fleet_summary(
+            Path(log),
+            as_json=as_json,
+            brief=brief,
+            out=out,
+            force=force,
+            patterns=patterns,
+            opts=_opts(concurrency, idle_gap, min_samples, min_duration),
+        )
         return
     opts = _opts(concurrency, idle_gap, min_samples, min_duration, segment)
     analysis, no_content = _analyze(log, engine, patterns, year, opts)
@@ -138,15 +216,32 @@ def summary_command(log: str, engine: str, as_json: bool, brief: bool, out: Path
     click.echo(json.dumps(summary, indent=2) if as_json else _render_summary(summary))
 
 
-def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | None, force: bool,
-                   patterns: tuple[Path, ...], opts: dict[str, Any]) -> None:
+def _fleet_summary(
+    dataset: Path,
+    *,
+    as_json: bool,
+    brief: bool,
+    out: Path | None,
+    force: bool,
+    patterns: tuple[Path, ...],
+    opts: dict[str, Any],
+) -> None:
     """`summary DATASET`: every run analysed (see `logparse.analysis.fleet`), the fleet table first."""
     import sys
     from contextlib import ExitStack
 
-    from logparse.analysis.fleet import (analyze_runs, dataset_runs, fleet_json, fleet_rows,
-                                         previous_out_names, progress_wanted, remove_stale_runs, render_fleet,
-                                         write_fleet, write_run)
+    from logparse.analysis.fleet import (
+        analyze_runs,
+        dataset_runs,
+        fleet_json,
+        fleet_rows,
+        previous_out_names,
+        progress_wanted,
+        remove_stale_runs,
+        render_fleet,
+        write_fleet,
+        write_run,
+    )
     from logparse.analysis.summary import render_summary
     from logparse.escape import for_terminal
     from logparse.store import output_folder as table_folder
@@ -162,16 +257,19 @@ def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | Non
         if out is not None:
             tmp = stack.enter_context(table_folder(out, force=force, sources=[str(dataset)]))
         debug = bool(os.environ.get("LOGPARSE_DEBUG"))
-        for run in analyze_runs(dataset, patterns=patterns, raise_internal=debug,
-                                on_start=on_start if progress else None, **opts):
+        for run in analyze_runs(
+            dataset, patterns=patterns, raise_internal=debug, on_start=on_start if progress else None, **opts
+        ):
             if tmp is not None:
                 write_run(tmp, run)
             run.analysis = None  # its tables are written: keep only the summary
             runs.append(run)
         if all(run.error is not None for run in runs):  # raised inside: --out stays as it was
             shown = "; ".join(f"{for_terminal(r.run)}: {for_terminal(r.error)}" for r in runs[:3])
-            raise click.ClickException(f"none of the {len(runs)} runs of {for_terminal(str(dataset))} "
-                                       f"could be analysed ({shown}{'; ...' if len(runs) > 3 else ''})")
+            raise click.ClickException(
+                f"none of the {len(runs)} runs of {for_terminal(str(dataset))} "
+                f"could be analysed ({shown}{'; ...' if len(runs) > 3 else ''})"
+            )
         rows = fleet_rows(runs)
         if tmp is not None:
             write_fleet(tmp, rows)
@@ -201,9 +299,20 @@ def _fleet_summary(dataset: Path, *, as_json: bool, brief: bool, out: Path | Non
 @segment_option
 @analysis_options
 @grammar_options
-def windows_command(log: str, engine: str, as_json: bool, out: Path | None, force: bool, segment: int | None,
-                    concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
-                    patterns: tuple[Path, ...], year: int | None) -> None:
+def windows_command(
+    log: str,
+    engine: str,
+    as_json: bool,
+    out: Path | None,
+    force: bool,
+    segment: int | None,
+    concurrency: int | None,
+    idle_gap: float | None,
+    min_samples: int,
+    min_duration: float,
+    patterns: tuple[Path, ...],
+    year: int | None,
+) -> None:
     """The phases of LOG and the stretch of each in which all N requests decode undisturbed.
 
     Figures that are not exact are marked (~ estimated, ? guessed) and explained under the
@@ -216,15 +325,19 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
     analysis, _ = _analyze(log, engine, patterns, year, opts)
     summary = summary_dict(analysis)
     if out is not None:
-        write_tables({k: v for k, v in analysis.frames().items() if k in ("samples", "phases", "windows")},
-                     out, force=force, sources=[log])
+        write_tables(
+            {k: v for k, v in analysis.frames().items() if k in ("samples", "phases", "windows")},
+            out,
+            force=force,
+            sources=[log],
+        )
     warnings = input_warnings(summary)
     if as_json:  # stdout stays the phases list: the warnings go beside it
         click.echo(json.dumps(summary["phases"], indent=2))
         for line in warnings:
             click.echo(line, err=True)
     else:
-        click.echo("\n".join([render_windows(summary), *([""] + warnings if warnings else [])]))
+        click.echo("\n".join([render_windows(summary), *(["", *warnings] if warnings else [])]))
 
 
 @click.command("compare", short_help="Side-by-side table of several logs.")
@@ -234,9 +347,19 @@ def windows_command(log: str, engine: str, as_json: bool, out: Path | None, forc
 @out_option
 @analysis_options
 @grammar_options
-def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path | None, force: bool,
-                    concurrency: int | None, idle_gap: float | None, min_samples: int, min_duration: float,
-                    patterns: tuple[Path, ...], year: int | None) -> None:
+def compare_command(
+    logs: tuple[str, ...],
+    engine: str,
+    as_json: bool,
+    out: Path | None,
+    force: bool,
+    concurrency: int | None,
+    idle_gap: float | None,
+    min_samples: int,
+    min_duration: float,
+    patterns: tuple[Path, ...],
+    year: int | None,
+) -> None:
     """Stable decode throughput of each LOG side by side, with degradation ratios per engine.
 
     Every LOG has at least one row: a log without phases says why in its note, and so does a
@@ -251,8 +374,13 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
     import polars as pl
 
     from logparse.analysis.comparable import comparability_warnings
-    from logparse.analysis.compare import (NotAnalysed, compare_degradation, compare_rows, compare_warnings,
-                                           render_compare)
+    from logparse.analysis.compare import (
+        NotAnalysed,
+        compare_degradation,
+        compare_rows,
+        compare_warnings,
+        render_compare,
+    )
     from logparse.escape import for_terminal
     from logparse.store import write_tables
 
@@ -261,8 +389,9 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
     failed = [entry for entry, _ in read if isinstance(entry, NotAnalysed)]
     if len(failed) == len(read):
         shown = "; ".join(f"{for_terminal(f.source)}: {for_terminal(f.reason)}" for f in failed[:3])
-        raise click.ClickException(f"none of the {len(read)} logs could be analysed "
-                                   f"({shown}{'; ...' if len(failed) > 3 else ''})")
+        raise click.ClickException(
+            f"none of the {len(read)} logs could be analysed ({shown}{'; ...' if len(failed) > 3 else ''})"
+        )
     analyses = [entry for entry, _ in read]
     rows = compare_rows(analyses, no_content=[why for _, why in read])
     degr = compare_degradation(rows)
@@ -273,14 +402,20 @@ def compare_command(logs: tuple[str, ...], engine: str, as_json: bool, out: Path
         click.echo(f"{len(failed)} of {len(read)} logs could not be analysed (see their rows)", err=True)
         click.get_current_context().call_on_close(lambda: sys.exit(1))
     if as_json:
-        click.echo(json.dumps({"rows": rows.to_dicts(), "degradation": degr.to_dicts(),
-                               "warnings": warnings.to_dicts()}, indent=2, default=str))
+        click.echo(
+            json.dumps(
+                {"rows": rows.to_dicts(), "degradation": degr.to_dicts(), "warnings": warnings.to_dicts()},
+                indent=2,
+                default=str,
+            )
+        )
     else:
         click.echo(render_compare(rows, degr, warnings))
 
 
-def _analyze_or_why(log: str, engine: str, patterns: tuple[Path, ...], year: int | None, opts: dict[str, Any],
-                    *, alone: bool) -> tuple[Any, str | None]:
+def _analyze_or_why(
+    log: str, engine: str, patterns: tuple[Path, ...], year: int | None, opts: dict[str, Any], *, alone: bool
+) -> tuple[Any, str | None]:
     """`_analyze`, or a `NotAnalysed` saying why `log` could not be read or analysed. A broken
     grammar (--patterns) concerns every log and is raised, as is any error of a log compared
     `alone` (it then fails as `summary` would, with the same exit status)."""

@@ -1,4 +1,5 @@
 """`logparse bench` and `logparse reconcile`: thin click commands over the benchmark library."""
+
 from __future__ import annotations
 
 import json
@@ -6,12 +7,11 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.options import slo_options
-
 from logparse.bench.analyze import analyze_bench
 from logparse.bench.export import write_tables
 from logparse.bench.readers import load_bench
 from logparse.bench.render import render_reconcile, render_text
+from logparse.cli.options import slo_options
 
 
 @click.command("bench", short_help="Analyse client benchmark result files.")
@@ -51,13 +51,24 @@ def bench_command(
 @click.command("reconcile", short_help="Check a client result against the server log.")
 @click.argument("server_log", metavar="SERVER_LOG")
 @click.argument("bench_file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
-@click.option("--engine", "-e", default="auto", show_default=True, metavar="auto|vllm|sglang",
-              help="Engine that wrote SERVER_LOG.")
-@click.option("--concurrency", "-n", type=click.IntRange(min=1),
-              help="The client's concurrency, when the result file does not say it.")
+@click.option(
+    "--engine",
+    "-e",
+    default="auto",
+    show_default=True,
+    metavar="auto|vllm|sglang",
+    help="Engine that wrote SERVER_LOG.",
+)
+@click.option(
+    "--concurrency",
+    "-n",
+    type=click.IntRange(min=1),
+    help="The client's concurrency, when the result file does not say it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
-def reconcile_command(server_log: str, bench_file: Path, engine: str, concurrency: int | None,
-                      as_json: bool) -> None:
+def reconcile_command(
+    server_log: str, bench_file: Path, engine: str, concurrency: int | None, as_json: bool
+) -> None:
     """Line a client benchmark result up with the server log's phase of the same N and compare
     the client's output throughput with the engine's stable decode throughput and with the
     physical bound (requests x output tokens / duration). Says which source to trust and why;

@@ -1,4 +1,5 @@
 """`logparse detect`: which engine wrote each log, with the score of every engine."""
+
 from __future__ import annotations
 
 import json
@@ -6,11 +7,11 @@ from typing import Any
 
 import click
 
-from logparse.ingest.detect import HEAD_LINES, detect_engine, scores
 from logparse.errors import EngineNotDetected
 from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
 from logparse.headline import BLANK_LINES_ONLY, EMPTY_FILE
+from logparse.ingest.detect import HEAD_LINES, detect_engine, scores
 from logparse.ingest.reader import ReadStats, read_lines
 
 
@@ -51,9 +52,13 @@ def detection(grammar: Grammar, log: str) -> dict[str, Any]:
 
 @click.command("detect")
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
-@click.option("--json", "as_json", is_flag=True,
-              help='Print a JSON list, one {"log", "engine", "scores", "no_content"} per LOG; "engine" is '
-                   "null when ingest would ask for --engine.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print a JSON list, one {"log", "engine", "scores", "no_content"} per LOG; "engine" is '
+    "null when ingest would ask for --engine.",
+)
 def detect_command(logs: tuple[str, ...], as_json: bool) -> None:
     """Print each engine's score in [0, 1] for every LOG, best first.
 

@@ -1,4 +1,5 @@
 """`logparse emulate`: write a synthetic engine log and its ground truth."""
+
 from __future__ import annotations
 
 import sys
@@ -15,29 +16,46 @@ from logparse.emulate.presets import PRESETS, preset, scenarios
 DEFAULT_PHASE = PhaseParams(concurrency=8, input_len=4096, output_len=1024, decode_tps=25.0)
 
 
-def build_params(engine: str, era: str | None, preset_name: str | None, concurrency: int | None,
-                 input_len: int | None, output_len: int | None, seed: int | None) -> RunParams:
+def build_params(
+    engine: str,
+    era: str | None,
+    preset_name: str | None,
+    concurrency: int | None,
+    input_len: int | None,
+    output_len: int | None,
+    seed: int | None,
+) -> RunParams:
     """Parameters from a preset (or a default one-phase run) with the command-line overrides applied."""
     if preset_name:
         params = preset(preset_name, engine)
     else:
         params = RunParams(engine=engine, phases=(DEFAULT_PHASE,))  # type: ignore[arg-type]
-    overrides = {k: v for k, v in (("concurrency", concurrency), ("input_len", input_len),
-                                   ("output_len", output_len)) if v is not None}
+    overrides = {
+        k: v
+        for k, v in (("concurrency", concurrency), ("input_len", input_len), ("output_len", output_len))
+        if v is not None
+    }
     phases = tuple(replace(p, **overrides) for p in params.phases)
-    return replace(params, phases=phases, era=era if era is not None else params.era,
-                   seed=seed if seed is not None else params.seed)
+    return replace(
+        params,
+        phases=phases,
+        era=era if era is not None else params.era,
+        seed=seed if seed is not None else params.seed,
+    )
 
 
 def _era_help() -> str:
     """The eras each engine renders, newest last, with the releases each covers."""
+
     def names(eras: tuple[Era, ...]) -> str:
         spans = {e.name: e.first if e.first == e.last else f"{e.first}..{e.last}" for e in eras}
         return ", ".join(name if span == name else f"{name} ({span})" for name, span in spans.items())
 
-    return (f"Era, or a release it covers: vLLM {names(VLLM_ERAS)}; SGLang {names(SGLANG_ERAS)}. "
-            f"[default: the preset's, else the newest: vLLM {VLLM_ERAS[-1].name}, "
-            f"SGLang {SGLANG_ERAS[-1].name}]")
+    return (
+        f"Era, or a release it covers: vLLM {names(VLLM_ERAS)}; SGLang {names(SGLANG_ERAS)}. "
+        f"[default: the preset's, else the newest: vLLM {VLLM_ERAS[-1].name}, "
+        f"SGLang {SGLANG_ERAS[-1].name}]"
+    )
 
 
 def _preset_help() -> str:
@@ -46,31 +64,57 @@ def _preset_help() -> str:
     for key in scenarios():
         engine, name = key.split("/", 1)
         by_engine.setdefault(engine, []).append(name)
-    return (f"Named run: {', '.join(PRESETS)} (either engine); vLLM: {', '.join(by_engine['vllm'])}; "
-            f"SGLang: {', '.join(by_engine['sglang'])}. [default: none, one phase of "
-            f"N={DEFAULT_PHASE.concurrency}, {DEFAULT_PHASE.input_len} prompt and {DEFAULT_PHASE.output_len} "
-            "output tokens]")
+    return (
+        f"Named run: {', '.join(PRESETS)} (either engine); vLLM: {', '.join(by_engine['vllm'])}; "
+        f"SGLang: {', '.join(by_engine['sglang'])}. [default: none, one phase of "
+        f"N={DEFAULT_PHASE.concurrency}, {DEFAULT_PHASE.input_len} prompt and {DEFAULT_PHASE.output_len} "
+        "output tokens]"
+    )
 
 
 @click.command("emulate", short_help="Render a synthetic engine log.")
 @click.option("--engine", type=click.Choice(["vllm", "sglang"]), required=True, help="Engine to emulate.")
 @click.option("--era", metavar="ERA", help=_era_help())
 @click.option("--preset", "preset_name", metavar="NAME", help=_preset_help())
-@click.option("--concurrency", type=click.IntRange(min=1),
-              help=f"Requests per phase (N). [default: the preset's, else {DEFAULT_PHASE.concurrency}]")
-@click.option("--input-len", type=click.IntRange(min=1),
-              help=f"Prompt tokens per request. [default: the preset's, else {DEFAULT_PHASE.input_len}]")
-@click.option("--output-len", type=click.IntRange(min=2),
-              help=f"Output tokens per request. [default: the preset's, else {DEFAULT_PHASE.output_len}]")
-@click.option("--seed", type=int, help="Noise seed (runs are deterministic per seed). "
-                                       f"[default: the preset's, else {RunParams().seed}]")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Log file. [default: stdout]")
-@click.option("--truth", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the ground truth JSON here. [default: not written]")
-def emulate_command(engine: str, era: str | None, preset_name: str | None, concurrency: int | None,
-                    input_len: int | None, output_len: int | None, seed: int | None, output: Path | None,
-                    truth: Path | None) -> None:
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    help=f"Requests per phase (N). [default: the preset's, else {DEFAULT_PHASE.concurrency}]",
+)
+@click.option(
+    "--input-len",
+    type=click.IntRange(min=1),
+    help=f"Prompt tokens per request. [default: the preset's, else {DEFAULT_PHASE.input_len}]",
+)
+@click.option(
+    "--output-len",
+    type=click.IntRange(min=2),
+    help=f"Output tokens per request. [default: the preset's, else {DEFAULT_PHASE.output_len}]",
+)
+@click.option(
+    "--seed",
+    type=int,
+    help=f"Noise seed (runs are deterministic per seed). [default: the preset's, else {RunParams().seed}]",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Log file. [default: stdout]"
+)
+@click.option(
+    "--truth",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the ground truth JSON here. [default: not written]",
+)
+def emulate_command(
+    engine: str,
+    era: str | None,
+    preset_name: str | None,
+    concurrency: int | None,
+    input_len: int | None,
+    output_len: int | None,
+    seed: int | None,
+    output: Path | None,
+    truth: Path | None,
+) -> None:
     """Render a vLLM or SGLang log with exact per-era line formats, plus its ground truth."""
     try:
         params = build_params(engine, era, preset_name, concurrency, input_len, output_len, seed)

@@ -1,4 +1,5 @@
 """`logparse export`: a run's log as the engine's own Prometheus metrics (OpenMetrics text, a TSDB)."""
+
 from __future__ import annotations
 
 import os
@@ -17,13 +18,24 @@ from logparse.export.series import RunSeries, Series, run_series
 RETENTION_HINT = "100y"  # what the printed `prometheus` command passes, so old runs are kept
 
 _LOGS = click.argument("logs", nargs=-1, required=True, metavar="LOG...")
-_ENGINE = click.option("--engine", type=click.Choice(["auto", "vllm", "sglang"]), default="auto",
-                       show_default=True, help="Engine that wrote the logs (auto: detect from each log).")
-_YEAR = click.option("--year", type=int, help="Year for vLLM stamps that print none, when the log shows no "
-                                              "full date. [default: from the log, else the file's mtime]")
-_MODEL = click.option("--model-name", metavar="NAME",
-                      help="The `model_name` label. [default: the served model the log names; "
-                           "left out when it names none]")
+_ENGINE = click.option(
+    "--engine",
+    type=click.Choice(["auto", "vllm", "sglang"]),
+    default="auto",
+    show_default=True,
+    help="Engine that wrote the logs (auto: detect from each log).",
+)
+_YEAR = click.option(
+    "--year",
+    type=int,
+    help="Year for vLLM stamps that print none, when the log shows no "
+    "full date. [default: from the log, else the file's mtime]",
+)
+_MODEL = click.option(
+    "--model-name",
+    metavar="NAME",
+    help="The `model_name` label. [default: the served model the log names; left out when it names none]",
+)
 
 
 @click.group("export", short_help="Export a run to the tools users run (Prometheus).")
@@ -42,13 +54,19 @@ def export_group() -> None:
 
 @export_group.command("openmetrics")
 @_LOGS
-@click.option("-o", "--output", required=True, metavar="FILE",
-              help="OpenMetrics text file to write (replaced if it exists); `-` writes to stdout.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE",
+    help="OpenMetrics text file to write (replaced if it exists); `-` writes to stdout.",
+)
 @_ENGINE
 @_YEAR
 @_MODEL
-def openmetrics_command(logs: Sequence[str], output: str, engine: str, year: int | None,
-                        model_name: str | None) -> None:
+def openmetrics_command(
+    logs: Sequence[str], output: str, engine: str, year: int | None, model_name: str | None
+) -> None:
     """Write the runs of LOG... as one OpenMetrics text file.
 
     Validate it with `promtool check metrics < FILE`, or backfill it yourself with
@@ -66,16 +84,29 @@ def openmetrics_command(logs: Sequence[str], output: str, engine: str, year: int
 
 @export_group.command("prometheus")
 @_LOGS
-@click.option("--tsdb", "tsdb", required=True, type=click.Path(file_okay=False, path_type=Path), metavar="DIR",
-              help="Prometheus TSDB folder to add the runs' blocks to (created if missing; blocks "
-                   "already there are kept).")
-@click.option("--promtool", "promtool_name", default="promtool", show_default=True, metavar="PATH",
-              help="The promtool binary (Debian package `prometheus`).")
+@click.option(
+    "--tsdb",
+    "tsdb",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="DIR",
+    help="Prometheus TSDB folder to add the runs' blocks to (created if missing; blocks "
+    "already there are kept).",
+)
+@click.option(
+    "--promtool",
+    "promtool_name",
+    default="promtool",
+    show_default=True,
+    metavar="PATH",
+    help="The promtool binary (Debian package `prometheus`).",
+)
 @_ENGINE
 @_YEAR
 @_MODEL
-def prometheus_command(logs: Sequence[str], tsdb: Path, promtool_name: str, engine: str, year: int | None,
-                       model_name: str | None) -> None:
+def prometheus_command(
+    logs: Sequence[str], tsdb: Path, promtool_name: str, engine: str, year: int | None, model_name: str | None
+) -> None:
     """Backfill the runs of LOG... into a Prometheus TSDB with `promtool tsdb create-blocks-from
     openmetrics`, then point a Prometheus (and its Grafana) at it.
 
@@ -92,8 +123,11 @@ def prometheus_command(logs: Sequence[str], tsdb: Path, promtool_name: str, engi
             handle.writelines(render(series))
         report = create_blocks(promtool, text, tsdb)
     click.echo(report.rstrip(), err=True)
-    click.echo(f"blocks in {tsdb}; serve them with: prometheus --storage.tsdb.path={tsdb} "
-               f"--storage.tsdb.retention.time={RETENTION_HINT}", err=True)
+    click.echo(
+        f"blocks in {tsdb}; serve them with: prometheus --storage.tsdb.path={tsdb} "
+        f"--storage.tsdb.retention.time={RETENTION_HINT}",
+        err=True,
+    )
 
 
 def _export(logs: Sequence[str], *, engine: str, year: int | None, model_name: str | None) -> list[Series]:
@@ -109,8 +143,10 @@ def _export(logs: Sequence[str], *, engine: str, year: int | None, model_name: s
             click.echo(note, err=True)
         series.extend(found.series)
     if not series:
-        raise InputError(f"{', '.join(unique)}: no timestamped engine-stats, decode/prefill, spec-decode or "
-                         "KV lines: nothing to export")
+        raise InputError(
+            f"{', '.join(unique)}: no timestamped engine-stats, decode/prefill, spec-decode or "
+            "KV lines: nothing to export"
+        )
     return series
 
 
@@ -125,13 +161,19 @@ def run_notes(found: RunSeries) -> list[str]:
     samples = sum(len(s.samples) for s in found.series)
     version = f" {found.version}" if found.version else ""
     metrics = len({s.name for s in found.series})
-    notes = [f"{found.run}: {found.engine}{version}, {metrics} metrics, {len(found.series)} series, {samples} samples"]
+    notes = [
+        f"{found.run}: {found.engine}{version}, {metrics} metrics, {len(found.series)} series, {samples} samples"
+    ]
     if found.series and not found.model_name:
-        notes.append(f"{found.run}: the log names no served model: label model_name left out "
-                     "(--model-name sets it; the engines' dashboards filter on it)")
+        notes.append(
+            f"{found.run}: the log names no served model: label model_name left out "
+            "(--model-name sets it; the engines' dashboards filter on it)"
+        )
     if found.aggregated:
-        notes.append(f"{found.run}: {found.aggregated} 'N Engines Aggregated' stats lines left out: they sum "
-                     "all engines, and vLLM's metrics are per engine")
+        notes.append(
+            f"{found.run}: {found.aggregated} 'N Engines Aggregated' stats lines left out: they sum "
+            "all engines, and vLLM's metrics are per engine"
+        )
     if found.untimed:
         notes.append(f"{found.run}: {found.untimed} stats lines have no timestamp and are not exported")
     if found.unprinted:

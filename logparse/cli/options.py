@@ -1,4 +1,5 @@
 """Options shared by several commands."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -35,7 +36,12 @@ class EngineType(click.ParamType):
 def engine_option(func: F) -> F:
     """`--engine auto|vllm|sglang|…`: which grammar to use."""
     return click.option(
-        "--engine", "-e", type=EngineType(), default="auto", show_default=True, metavar="auto|vllm|sglang",
+        "--engine",
+        "-e",
+        type=EngineType(),
+        default="auto",
+        show_default=True,
+        metavar="auto|vllm|sglang",
         help="Engine that wrote the log; auto detects it from the first lines.",
     )(func)
 
@@ -53,33 +59,52 @@ def chosen_tz() -> str | None:
 def grammar_options(func: F) -> F:
     """`--patterns FILE.toml` (repeatable), `--year`, `--tz`: how a log's lines and times are read."""
     func = click.option(
-        "--tz", default=None, metavar="ZONE", expose_value=False, callback=_keep_tz,
+        "--tz",
+        default=None,
+        metavar="ZONE",
+        expose_value=False,
+        callback=_keep_tz,
         help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: this machine's zone; "
-             "stamps with a zone, such as docker's, are exact]",
+        "stamps with a zone, such as docker's, are exact]",
     )(func)
     func = click.option(
-        "--patterns", "patterns", multiple=True, is_eager=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        "--patterns",
+        "patterns",
+        multiple=True,
+        is_eager=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
         help="Extra grammar file with your own rules, on top of the built-in ones (repeatable; also "
-             "$LOGPARSE_PATTERNS). [default: none]",
+        "$LOGPARSE_PATTERNS). [default: none]",
     )(func)
     return click.option(
-        "--year", type=click.IntRange(1970, 2200), default=None,
+        "--year",
+        type=click.IntRange(1970, 2200),
+        default=None,
         help="Year for year-less timestamps (vLLM's MM-DD) when the log shows no full date. [default: the "
-             "year the file's modification time gives its last line]",
+        "year the file's modification time gives its last line]",
     )(func)
 
 
 def slo_options(func: F) -> F:
     """`--slo-ttft-ms`, `--slo-tps`, `--think-s`: the client-side SLOs and think time."""
     func = click.option(
-        "--think-s", type=click.FloatRange(min=0), default=45.0, show_default=True,
+        "--think-s",
+        type=click.FloatRange(min=0),
+        default=45.0,
+        show_default=True,
         help="User think time Z in s for N = C_max x (1 + Z / L).",
     )(func)
     func = click.option(
-        "--slo-tps", type=click.FloatRange(min=0, min_open=True), default=15.0, show_default=True,
+        "--slo-tps",
+        type=click.FloatRange(min=0, min_open=True),
+        default=15.0,
+        show_default=True,
         help="Per-user output rate SLO in tok/s (higher is better).",
     )(func)
     return click.option(
-        "--slo-ttft-ms", type=click.FloatRange(min=0, min_open=True), default=1000.0, show_default=True,
+        "--slo-ttft-ms",
+        type=click.FloatRange(min=0, min_open=True),
+        default=1000.0,
+        show_default=True,
         help="TTFT SLO in ms (lower is better).",
     )(func)

@@ -1,12 +1,13 @@
 """`logparse patterns …`: inspect and validate grammar files."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
 
-from logparse.grammar.check import check_files
 from logparse.grammar import user_pattern_files
+from logparse.grammar.check import check_files
 
 
 @click.group("patterns")
@@ -37,5 +38,7 @@ def check_command(files: tuple[Path, ...]) -> None:
     engines = ", ".join(f"{name} ({len(e.rules)} rules)" for name, e in grammar.engines.items())
     env = grammar.envelope
     n_samples += sum(len(t.samples) for t in env.tokens) + sum(len(s.samples) for s in env.stamps)
-    click.echo(f"ok: {len(grammar.files)} files, {engines}; {n_rules} rules, {len(env.tokens)} envelope tokens, "
-               f"{len(env.stamps)} stamp shapes; {n_samples} samples checked, each also read by the compiled core")
+    click.echo(
+        f"ok: {len(grammar.files)} files, {engines}; {n_rules} rules, {len(env.tokens)} envelope tokens, "
+        f"{len(env.stamps)} stamp shapes; {n_samples} samples checked, each also read by the compiled core"
+    )

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from logparse.cli.options import engine_option, slo_options
-
 from logparse.escape import for_terminal
 
 

@@ -1,4 +1,5 @@
 """`logparse unknown`: the templates of the lines no rule understood, and rules to start from."""
+
 from __future__ import annotations
 
 import json
@@ -17,17 +18,37 @@ EXAMPLE_WIDTH = 200
 @click.command("unknown")
 @click.argument("log", metavar="LOG")
 @engine_option
-@click.option("--top", type=click.IntRange(min=0), default=20, show_default=True,
-              help="Show the N most frequent templates (0: all).")
-@click.option("--rule", "as_rules", is_flag=True,
-              help="Print a ready-to-edit grammar file with one [[rule]] per template.")
-@click.option("--patterns", "patterns", multiple=True,
-              type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Extra grammar file with your own rules (repeatable; also $LOGPARSE_PATTERNS).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: readable list; json: the templates as JSON.")
-def unknown_command(log: str, engine: str, top: int, as_rules: bool, patterns: tuple[Path, ...],
-                    fmt: str) -> None:
+@click.option(
+    "--top",
+    type=click.IntRange(min=0),
+    default=20,
+    show_default=True,
+    help="Show the N most frequent templates (0: all).",
+)
+@click.option(
+    "--rule",
+    "as_rules",
+    is_flag=True,
+    help="Print a ready-to-edit grammar file with one [[rule]] per template.",
+)
+@click.option(
+    "--patterns",
+    "patterns",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Extra grammar file with your own rules (repeatable; also $LOGPARSE_PATTERNS).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: readable list; json: the templates as JSON.",
+)
+def unknown_command(
+    log: str, engine: str, top: int, as_rules: bool, patterns: tuple[Path, ...], fmt: str
+) -> None:
     """Cluster the lines of LOG that no rule understood into templates.
 
     Numbers, hex, paths, ids, addresses and times are masked, tokens that differ between lines
@@ -38,27 +59,38 @@ def unknown_command(log: str, engine: str, top: int, as_rules: bool, patterns: t
     """
     found = mine_unparsed(log, engine=engine, patterns=patterns)
     shown = found.templates if top == 0 else found.templates[:top]
-    rest = found.templates[len(shown):]
+    rest = found.templates[len(shown) :]
     for note in found.stats.notes:
         click.echo(f"note: {for_terminal(note)}", err=True)
     if as_rules:
         suggestions = suggest(shown, found.grammar, found.engine)
         click.echo(render_rules(suggestions, found.engine, found.source), nl=False)
         made = sum(not s.problem for s in suggestions)
-        click.echo(f"{for_terminal(found.source)}: {made} rule(s) suggested for {len(shown)} template(s) "
-                   f"covering {sum(c.count for c in shown):,} of {found.unparsed:,} unparsed lines", err=True)
+        click.echo(
+            f"{for_terminal(found.source)}: {made} rule(s) suggested for {len(shown)} template(s) "
+            f"covering {sum(c.count for c in shown):,} of {found.unparsed:,} unparsed lines",
+            err=True,
+        )
         return
     if fmt == "json":
         payload = {
-            "source": found.source, "engine": found.engine, "lines": found.lines, "unparsed": found.unparsed,
-            "templates": [{"count": c.count, "first_line": c.first_line, "template": c.text(),
-                           "example": c.example.raw} for c in shown],
-            "more_templates": len(rest), "more_lines": sum(c.count for c in rest),
+            "source": found.source,
+            "engine": found.engine,
+            "lines": found.lines,
+            "unparsed": found.unparsed,
+            "templates": [
+                {"count": c.count, "first_line": c.first_line, "template": c.text(), "example": c.example.raw}
+                for c in shown
+            ],
+            "more_templates": len(rest),
+            "more_lines": sum(c.count for c in rest),
         }
         click.echo(json.dumps(payload, indent=2))
         return
-    click.echo(f"{for_terminal(found.source)}: {found.unparsed:,} of {found.lines:,} lines unparsed "
-               f"({found.engine}); {len(found.templates):,} template(s)")
+    click.echo(
+        f"{for_terminal(found.source)}: {found.unparsed:,} of {found.lines:,} lines unparsed "
+        f"({found.engine}); {len(found.templates):,} template(s)"
+    )
     if not shown:
         return
     width = max(5, len(f"{shown[0].count:,}"))
@@ -67,8 +99,10 @@ def unknown_command(log: str, engine: str, top: int, as_rules: bool, patterns: t
         click.echo(f"{c.count:>{width},}  {c.first_line:>7}  {_clip(for_terminal(c.text()))}")
         click.echo(f"{'':>{width}}  {'':>7}  e.g. {_clip(for_terminal(c.example.raw))}")
     if rest:
-        click.echo(f"… and {len(rest):,} more template(s) with {sum(c.count for c in rest):,} line(s) "
-                   "(--top 0 shows all)")
+        click.echo(
+            f"… and {len(rest):,} more template(s) with {sum(c.count for c in rest):,} line(s) "
+            "(--top 0 shows all)"
+        )
 
 
 def _clip(text: str) -> str:

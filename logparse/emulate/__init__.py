@@ -5,11 +5,21 @@
 >>> run.truth["phases"][0]["concurrency"]
 4
 """
+
 from __future__ import annotations
 
 from logparse.emulate.core import EmulatedRun, emulate
 from logparse.emulate.eras import SGLANG_ERAS, VLLM_ERAS, resolve_era
 from logparse.emulate.params import LogStyle, PhaseParams, RunParams, StartupParams
 
-__all__ = ["SGLANG_ERAS", "VLLM_ERAS", "EmulatedRun", "LogStyle", "PhaseParams", "RunParams",
-           "StartupParams", "emulate", "resolve_era"]
+__all__ = [
+    "SGLANG_ERAS",
+    "VLLM_ERAS",
+    "EmulatedRun",
+    "LogStyle",
+    "PhaseParams",
+    "RunParams",
+    "StartupParams",
+    "emulate",
+    "resolve_era",
+]

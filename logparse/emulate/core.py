@@ -1,4 +1,5 @@
 """`emulate(params)`: render a parameterised run into log lines plus its ground truth."""
+
 from __future__ import annotations
 
 import json
@@ -61,8 +62,16 @@ def emulate(params: RunParams) -> EmulatedRun:
         sbuild = sbuilder.build()
         lines = render(sbuild.records, start, sbuilder.format, wrapper)
         body = sglang_truth(params, era, sbuild, start)
-    truth = {"engine": params.engine, "era": era.name, "version": era.version, "seed": params.seed,
-             "start": start.isoformat(), "lines": len(lines), **body, "params": params.to_dict()}
+    truth = {
+        "engine": params.engine,
+        "era": era.name,
+        "version": era.version,
+        "seed": params.seed,
+        "start": start.isoformat(),
+        "lines": len(lines),
+        **body,
+        "params": params.to_dict(),
+    }
     return EmulatedRun(params, lines, truth)
 
 

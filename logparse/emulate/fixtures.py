@@ -3,6 +3,7 @@
 Writes `fixtures/{vllm,sglang}/gpustack-{64k,200k}.log` and the `emulated-<era>-<scenario>.log`
 files, each with a `.truth.json` beside it. Output is byte-identical on every run.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -34,8 +35,13 @@ def write_fixtures(root: Path) -> list[Path]:
 
 
 @click.command()
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
-              show_default=True, help="Project root holding fixtures/.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Project root holding fixtures/.",
+)
 def main(root: Path) -> None:
     """Regenerate the emulated fixtures deterministically."""
     for path in write_fixtures(root):

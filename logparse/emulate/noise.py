@@ -1,4 +1,5 @@
 """Seeded, order-independent noise: every draw is keyed, so one value never shifts another."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """The parameter model of an emulated run: frozen dataclasses, JSON-friendly, validated once."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -184,8 +185,13 @@ class RunParams:
         return cls(**data)
 
 
-_OPTIONAL_DEFAULTS = {"dp": 1, "ep_size": 1, "dp_interleave": 1, "aggregate_engine_logging": False,
-                      "cached_counts_chunks": False}
+_OPTIONAL_DEFAULTS = {
+    "dp": 1,
+    "ep_size": 1,
+    "dp_interleave": 1,
+    "aggregate_engine_logging": False,
+    "cached_counts_chunks": False,
+}
 
 
 def validate(params: RunParams) -> Era:
@@ -202,8 +208,11 @@ def validate(params: RunParams) -> Era:
         problems.append("at least one phase is needed")
     if params.spec_tokens < 0 or params.spec_tokens > 16:
         problems.append("spec_tokens must be in 0..16")
-    problems += [f"unknown warning {w!r} (known: {', '.join(WARNING_KINDS)})"
-                 for w in params.warnings if w not in WARNING_KINDS]
+    problems += [
+        f"unknown warning {w!r} (known: {', '.join(WARNING_KINDS)})"
+        for w in params.warnings
+        if w not in WARNING_KINDS
+    ]
     for i, phase in enumerate(params.phases):
         problems += [f"phase {i}: {p}" for p in _phase_problems(phase, params)]
         if i and phase.gap_s <= 0:
@@ -211,14 +220,17 @@ def validate(params: RunParams) -> Era:
     if isinstance(era, SglangEra):
         if params.hybrid_ssm and not era.hybrid_ssm:
             problems.append(f"SGLang {era.name} prints no hybrid (Mamba) pool lines")
-        if not era.flashinfer_logs and (params.startup.oom_retries
-                                        or any(p.oom_retries for p in params.phases)):
+        if not era.flashinfer_logs and (
+            params.startup.oom_retries or any(p.oom_retries for p in params.phases)
+        ):
             problems.append(f"SGLang {era.name} silences the FlashInfer logger: no autotuner OOM lines")
     problems += _dp_problems(params, era)
     problems += _aggregate_problems(params, era)
     problems += physical_problems(params)
     if params.cached_counts_chunks and params.engine != "sglang":
-        problems.append("cached_counts_chunks is a form of SGLang's Prefill line: vLLM prints no #cached-token")
+        problems.append(
+            "cached_counts_chunks is a form of SGLang's Prefill line: vLLM prints no #cached-token"
+        )
     if isinstance(era, VllmEra) and not era.v1 and params.startup.compile_s is not None:
         problems.append("V0 (0.6) prints no torch.compile lines; set compile_s=None")
     if problems:
@@ -235,8 +247,10 @@ def _dp_problems(params: RunParams, era: Era) -> list[str]:
         return problems
     if isinstance(era, VllmEra):
         if not era.v1 and (params.dp != 1 or params.ep_size != 1 or any(p.dp_split for p in params.phases)):
-            problems.append(f"vLLM {era.name} (V0) has no data-parallel engines: dp, ep_size and dp_split "
-                            "are emulated for SGLang only and vLLM V1")
+            problems.append(
+                f"vLLM {era.name} (V0) has no data-parallel engines: dp, ep_size and dp_split "
+                "are emulated for SGLang only and vLLM V1"
+            )
             return problems
         if params.ep_size not in (1, params.dp * params.tp):
             problems.append("vLLM ep_size must be 1 or dp * tp (--enable-expert-parallel)")
@@ -253,8 +267,11 @@ def _dp_problems(params: RunParams, era: Era) -> list[str]:
     for i, phase in enumerate(params.phases):
         if not phase.dp_split:
             continue
-        if len(phase.dp_split) != params.dp or sum(phase.dp_split) != phase.concurrency \
-                or min(phase.dp_split) < 0:
+        if (
+            len(phase.dp_split) != params.dp
+            or sum(phase.dp_split) != phase.concurrency
+            or min(phase.dp_split) < 0
+        ):
             problems.append(f"phase {i}: dp_split needs dp={params.dp} counts >= 0 summing to concurrency")
     return problems
 
@@ -265,11 +282,15 @@ def _aggregate_problems(params: RunParams, era: Era) -> list[str]:
     if not params.aggregate_engine_logging:
         return []
     if not isinstance(era, VllmEra):
-        return ["aggregate_engine_logging is vLLM's --aggregate-engine-logging: SGLang prints no "
-                "aggregated stats line"]
+        return [
+            "aggregate_engine_logging is vLLM's --aggregate-engine-logging: SGLang prints no "
+            "aggregated stats line"
+        ]
     if not era.aggregate_logging:
-        return [f"vLLM {era.name} prints no `N Engines Aggregated:` stats line "
-                "(--aggregate-engine-logging is 0.11.2+)"]
+        return [
+            f"vLLM {era.name} prints no `N Engines Aggregated:` stats line "
+            "(--aggregate-engine-logging is 0.11.2+)"
+        ]
     if params.dp < 2:
         return ["aggregate_engine_logging needs dp > 1: vLLM aggregates the stats of data-parallel engines"]
     return []
@@ -283,12 +304,16 @@ def physical_problems(params: RunParams) -> list[str]:
     for i, phase in enumerate(params.phases):
         length = phase.input_len + phase.output_len
         if length > s.max_model_len:
-            problems.append(f"phase {i}: input_len + output_len = {length:,} exceeds max_model_len "
-                            f"{s.max_model_len:,} (the engine would reject the requests)")
+            problems.append(
+                f"phase {i}: input_len + output_len = {length:,} exceeds max_model_len "
+                f"{s.max_model_len:,} (the engine would reject the requests)"
+            )
         peak = peak_kv_tokens(phase, params)
         if peak > kv_capacity(params):
-            problems.append(f"phase {i}: {peak:,} KV tokens in use exceed the pool of "
-                            f"{kv_capacity(params):,} (usage above 100 %)")
+            problems.append(
+                f"phase {i}: {peak:,} KV tokens in use exceed the pool of "
+                f"{kv_capacity(params):,} (usage above 100 %)"
+            )
     return problems
 
 
@@ -301,7 +326,9 @@ def kv_capacity(params: RunParams) -> int:
 def peak_kv_tokens(phase: PhaseParams, params: RunParams) -> int:
     """KV tokens in use when every request of the busiest pool holds its whole prompt and output
     (vLLM allocates whole blocks of `block_size` tokens)."""
-    per_group = list(phase.dp_split) or [len(range(g, phase.concurrency, params.dp)) for g in range(params.dp)]
+    per_group = list(phase.dp_split) or [
+        len(range(g, phase.concurrency, params.dp)) for g in range(params.dp)
+    ]
     length = phase.input_len + phase.output_len
     if params.engine == "vllm":
         block = params.startup.block_size

@@ -4,6 +4,7 @@ A `Record` is one logging call (or one foreign write) at a time `t` (seconds aft
 start). `render()` sorts them, formats each with its process prefix, applies the capture
 wrapper (docker `--timestamps`, compose) and remembers which line each record landed on.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -29,8 +30,8 @@ class Record:
     tag: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
     seq: int = 0
-    line: int = 0            # first physical line, set by render()
-    ts: str = ""             # the engine timestamp as printed, set by render()
+    line: int = 0  # first physical line, set by render()
+    ts: str = ""  # the engine timestamp as printed, set by render()
 
 
 Formatter = Callable[[Record, datetime], list[str]]
@@ -71,8 +72,9 @@ def uvicorn_info(message: str, color: bool) -> str:
     return f"\x1b[32mINFO\x1b[0m:     {message}" if color else f"INFO:     {message}"
 
 
-def tqdm_segment(desc: str, n: int, total: int, elapsed: float, default_format: bool,
-                 unit: str = "it") -> str:
+def tqdm_segment(
+    desc: str, n: int, total: int, elapsed: float, default_format: bool, unit: str = "it"
+) -> str:
     """One tqdm bar refresh: vLLM's `Completed |` shard format or tqdm's default `|bar|` format."""
     frac = n / total if total else 1.0
     rate = n / elapsed if elapsed > 0 and n else 0.0

@@ -1,4 +1,5 @@
 """Build the records of an SGLang run: start-up per rank, Prefill/Decode lines, events."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -12,7 +13,12 @@ from logparse.emulate.events import Sink, access_lines, autotuner_oom, spread
 from logparse.emulate.noise import Noise
 from logparse.emulate.params import RunParams
 from logparse.emulate.render import (
-    Record, flashinfer_line, sglang_ts, tqdm_segment, uvicorn_access, uvicorn_info,
+    Record,
+    flashinfer_line,
+    sglang_ts,
+    tqdm_segment,
+    uvicorn_access,
+    uvicorn_info,
 )
 from logparse.emulate.simulate import Simulator, Step, Trace
 
@@ -54,8 +60,12 @@ class SglangBuilder:
         """Start-up, then the simulated phases rendered as Prefill/Decode lines."""
         ready, ready_record, startup, t_sched = self._startup()
         interval = self.params.decode_log_interval
-        sim = Simulator(self.params, self.noise, lambda kind, t, ctr: (ctr - 1) // interval,
-                        decode_ctr=WARMUP_DECODE_STEPS)
+        sim = Simulator(
+            self.params,
+            self.noise,
+            lambda kind, t, ctr: (ctr - 1) // interval,
+            decode_ctr=WARMUP_DECODE_STEPS,
+        )
         trace = sim.run(ready)
         build = SglangBuild(self.sink.records, trace, ready, ready_record, startup)
         self._serving(trace, t_sched, build)
@@ -75,8 +85,14 @@ class SglangBuilder:
         p, s, era = self.params, self.params.startup, self.era
         total = s.total_gpu_gib
         if "slow_tokenizer" in p.warnings:
-            self.sink.add(1.2, "/usr/local/lib/python3.12/dist-packages/sglang/srt/tokenizer.py:203: "
-                          "UserWarning: " + L.SLOW_TOKENIZER, source="raw", style="raw", tag="warning")
+            self.sink.add(
+                1.2,
+                "/usr/local/lib/python3.12/dist-packages/sglang/srt/tokenizer.py:203: "
+                "UserWarning: " + L.SLOW_TOKENIZER,
+                source="raw",
+                style="raw",
+                tag="warning",
+            )
             self.sink.add(1.2, "  warnings.warn(", source="raw", style="raw", tag="warning_cont")
         t_load = s.pre_load_s
         for r in self.ranks:
@@ -87,49 +103,90 @@ class SglangBuilder:
         load_end = []
         for r in self.ranks:
             took = s.weight_load_s * (self._jit(f"load|{r}", 0.003) if r else 1.0)
-            self._log(t_load + took, f"tp{r}", L.load_end(era, took, s.model_class, s.quant,
-                                                         total - 0.66 - s.weights_gib, s.weights_gib),
-                      tag="weights", rank=r)
+            self._log(
+                t_load + took,
+                f"tp{r}",
+                L.load_end(era, took, s.model_class, s.quant, total - 0.66 - s.weights_gib, s.weights_gib),
+                tag="weights",
+                rank=r,
+            )
             load_end.append(t_load + took)
         t = max(load_end) + 0.5
         avail = total - 0.66 - s.weights_gib
         if s.draft_model:
             for r in self.ranks:
                 self._log(t + 0.01 * r, f"tp{r}", L.load_begin(avail))
-                self._log(t + s.draft_load_s + 0.01 * r, f"tp{r}", L.load_end(
-                    era, s.draft_load_s, s.draft_model_class or "LlamaForCausalLMEagle3", None,
-                    avail - s.draft_weights_gib, s.draft_weights_gib))
+                self._log(
+                    t + s.draft_load_s + 0.01 * r,
+                    f"tp{r}",
+                    L.load_end(
+                        era,
+                        s.draft_load_s,
+                        s.draft_model_class or "LlamaForCausalLMEagle3",
+                        None,
+                        avail - s.draft_weights_gib,
+                        s.draft_weights_gib,
+                    ),
+                )
             t += s.draft_load_s + 0.5
         ready = load_end[0] + s.init_s
         t_capture = self._pools(t + 2.0)
         graph_s, t_sched = self._capture(t_capture, s.cuda_graph_s)
-        self._log(t_sched + 0.2, "tp0", L.capacity(s.kv_pool_tokens, p.max_num_batched_tokens,
-                                                  p.max_num_seqs, s.max_model_len, self._remaining()),
-                  tag="kv")
+        self._log(
+            t_sched + 0.2,
+            "tp0",
+            L.capacity(
+                s.kv_pool_tokens, p.max_num_batched_tokens, p.max_num_seqs, s.max_model_len, self._remaining()
+            ),
+            tag="kv",
+        )
         color = p.style.color
         server_pid = 100 + self.noise.integer("pid|main", 0, 900)
-        uvicorn = (f"Started server process [{server_pid}]", "Waiting for application startup.",
-                   "Application startup complete.",
-                   "Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)")
+        uvicorn = (
+            f"Started server process [{server_pid}]",
+            "Waiting for application startup.",
+            "Application startup complete.",
+            "Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
+        )
         for i, text in enumerate(uvicorn):
-            self.sink.add(t_sched + 1.0 + 0.01 * i, uvicorn_info(text, color), source="main",
-                          style="uvicorn", tag="startup")
+            self.sink.add(
+                t_sched + 1.0 + 0.01 * i,
+                uvicorn_info(text, color),
+                source="main",
+                style="uvicorn",
+                tag="startup",
+            )
         # The warm-up request: one per DP group under DP attention, each group printing its own line.
         for g in self._dp_order(range(self.params.dp), "warmup"):
-            warm = self._log(ready - 0.9, self._group_source(g), self._warmup_prefill(ready - 0.9 - t_sched),
-                             tag="warmup")
+            warm = self._log(
+                ready - 0.9, self._group_source(g), self._warmup_prefill(ready - 0.9 - t_sched), tag="warmup"
+            )
             warm.meta["warmup"] = True
         port = self.noise.integer("warm", 40000, 60000)
-        self.sink.add(ready - 0.05, f"127.0.0.1:{port}|POST|/generate|200 OK", source="main",
-                      style="uvicorn_access", tag="access_warmup")
+        self.sink.add(
+            ready - 0.05,
+            f"127.0.0.1:{port}|POST|/generate|200 OK",
+            source="main",
+            style="uvicorn_access",
+            tag="access_warmup",
+        )
         ready_record = self._log(ready, "main", L.READY, tag="ready")
         startup = {
-            "weights_gib": s.weights_gib, "weight_load_s": s.weight_load_s,
+            "weights_gib": s.weights_gib,
+            "weight_load_s": s.weight_load_s,
             "kv_pool_tokens": s.kv_pool_tokens,
-            "kv_gib": s.kv_gib, "max_running_requests": p.max_num_seqs, "max_concurrency": None,
-            "max_model_len": s.max_model_len, "cuda_graph_s": graph_s, "cuda_graph_sizes": s.cuda_graph_sizes,
-            "compile_s": None, "init_s": s.init_s, "ready_s": round(ready, 3),
-            "draft_kv_gib": s.draft_kv_gib, "mamba_gib": s.mamba_gib, "remaining_gib": self._remaining(),
+            "kv_gib": s.kv_gib,
+            "max_running_requests": p.max_num_seqs,
+            "max_concurrency": None,
+            "max_model_len": s.max_model_len,
+            "cuda_graph_s": graph_s,
+            "cuda_graph_sizes": s.cuda_graph_sizes,
+            "compile_s": None,
+            "init_s": s.init_s,
+            "ready_s": round(ready, 3),
+            "draft_kv_gib": s.draft_kv_gib,
+            "mamba_gib": s.mamba_gib,
+            "remaining_gib": self._remaining(),
             "oom_retries": s.oom_retries,
         }
         return ready, ready_record, startup, t_sched
@@ -143,8 +200,9 @@ class SglangBuilder:
 
     def _bar(self, t0: float, seconds: float, shards: int) -> None:
         desc = "Loading safetensors checkpoint shards"
-        bar = "".join("\r" + tqdm_segment(desc, n, shards, seconds * n / shards, False)
-                      for n in range(shards + 1))
+        bar = "".join(
+            "\r" + tqdm_segment(desc, n, shards, seconds * n / shards, False) for n in range(shards + 1)
+        )
         self.sink.add(t0 + seconds, bar, source="raw", style="raw", tag="progress")
 
     def _pools(self, t: float) -> float:
@@ -182,16 +240,21 @@ class SglangBuilder:
         printed = 0.0
         for role, took, per_bs in roles:
             for r in self.ranks:
-                self._log(t + 0.01 * r, f"tp{r}", L.capture_begin(era, role, avail, bs, per_bs),
-                          tag="cuda_graph")
+                self._log(
+                    t + 0.01 * r, f"tp{r}", L.capture_begin(era, role, avail, bs, per_bs), tag="cuda_graph"
+                )
             if era.capture == "legacy" and role == "target":
                 self._log(t + 0.02, "tp0", L.capture_bs(bs), tag="cuda_graph")
             self._capture_bar(t, took, bs, avail)
             for r in self.ranks:
                 elapsed = took * (self._jit(f"graph|{role}|{r}", 0.01) if r else 1.0)
                 usage = s.cuda_graph_gib * (0.7 if role == "target" else 0.3)
-                self._log(t + elapsed + 0.01 * r, f"tp{r}",
-                          L.capture_end(era, role, elapsed, usage, avail - usage, per_bs), tag="cuda_graph")
+                self._log(
+                    t + elapsed + 0.01 * r,
+                    f"tp{r}",
+                    L.capture_end(era, role, elapsed, usage, avail - usage, per_bs),
+                    tag="cuda_graph",
+                )
                 if r == 0:
                     printed += float("%.2f" % elapsed)
             avail -= s.cuda_graph_gib * (0.7 if role == "target" else 0.3)
@@ -203,15 +266,28 @@ class SglangBuilder:
         segments = []
         for i in range(n + 1):
             current = bs[max(0, n - 1 - i)]
-            desc = (f"Capturing batches (bs={current} avail_mem={avail:.2f} GB)" if self.era.capture_bar_bs
-                    else f"Capturing batches (avail_mem={avail:.2f} GB)")
+            desc = (
+                f"Capturing batches (bs={current} avail_mem={avail:.2f} GB)"
+                if self.era.capture_bar_bs
+                else f"Capturing batches (avail_mem={avail:.2f} GB)"
+            )
             segments.append("\r" + tqdm_segment(desc, i, n, seconds * i / n, True))
         self.sink.add(t0 + seconds, "".join(segments), source="raw", style="raw", tag="progress")
 
     def _warmup_prefill(self, gap: float) -> str:
-        return L.prefill_batch(self.era, new_seq=1, new_token=WARMUP_TOKENS, cached=0, usage=0.0, running=0,
-                               queue=0, pending=0, input_tps=WARMUP_TOKENS / max(gap, 1e-3),
-                               hybrid=self.params.hybrid_ssm, mamba_usage=0.0)
+        return L.prefill_batch(
+            self.era,
+            new_seq=1,
+            new_token=WARMUP_TOKENS,
+            cached=0,
+            usage=0.0,
+            running=0,
+            queue=0,
+            pending=0,
+            input_tps=WARMUP_TOKENS / max(gap, 1e-3),
+            hybrid=self.params.hybrid_ssm,
+            mamba_usage=0.0,
+        )
 
     # -- serving --------------------------------------------------------------------------------
 
@@ -259,17 +335,27 @@ class SglangBuilder:
                 before = self.noise.uniform(f"ratio|{step.index}", 0.25, 0.5)
                 after = min(1.0, before + 0.1 * len(step.preempted))
                 gained = sum(trace.requests[i].target for i in step.preempted)
-                self._log(step.t0 - 1e-4, "tp0", L.retract(era, len(step.preempted), gained, p.hybrid_ssm,
-                                                           before, after),
-                          tag="retraction", phase=step.phase, count=len(step.preempted))
+                self._log(
+                    step.t0 - 1e-4,
+                    "tp0",
+                    L.retract(era, len(step.preempted), gained, p.hybrid_ssm, before, after),
+                    tag="retraction",
+                    phase=step.phase,
+                    count=len(step.preempted),
+                )
             if step.kind == "prefill":
                 gap = step.t0 - last_prefill[g]
                 cached = sum(seg.cached for seg in step.segments) if p.cached_counts_chunks else 0
-                values = {"new_seq": len(step.segments), "new_token": step.prompt_tokens, "cached": cached,
-                          "usage": self._rank_share(step.kv_at_start) / self.pool,
-                          "running": step.running_at_start,
-                          "queue": step.queue_at_start, "pending": step.pending_tokens,
-                          "input_tps": step.prompt_tokens / gap if gap > 0 else 0.0}
+                values = {
+                    "new_seq": len(step.segments),
+                    "new_token": step.prompt_tokens,
+                    "cached": cached,
+                    "usage": self._rank_share(step.kv_at_start) / self.pool,
+                    "running": step.running_at_start,
+                    "queue": step.queue_at_start,
+                    "pending": step.pending_tokens,
+                    "input_tps": step.prompt_tokens / gap if gap > 0 else 0.0,
+                }
                 mamba = (step.running_at_start + len(step.segments)) / slots
                 body = L.prefill_batch(era, hybrid=p.hybrid_ssm, mamba_usage=mamba, **values)
                 record = self._log(step.t0, src, body, tag="prefill", phase=step.phase, group=g)
@@ -283,12 +369,22 @@ class SglangBuilder:
                     continue
                 accept = 1 + accepted_since[g] / drafts_since[g] if k and drafts_since[g] else None
                 tokens = self._rank_share(step.kv_tokens)
-                values = {"running": step.n_decode, "tokens": tokens, "usage": tokens / self.pool,
-                          "accept_len": accept,
-                          "accept_rate": L.accept_rate(era, accept, k) if accept is not None else None,
-                          "gen_tps": tokens_since[g] / (step.t1 - last_decode[g]), "queue": step.waiting}
-                body = L.decode_batch(era, hybrid=p.hybrid_ssm, mamba_num=step.n_decode,
-                                      mamba_usage=step.n_decode / slots, **values)
+                values = {
+                    "running": step.n_decode,
+                    "tokens": tokens,
+                    "usage": tokens / self.pool,
+                    "accept_len": accept,
+                    "accept_rate": L.accept_rate(era, accept, k) if accept is not None else None,
+                    "gen_tps": tokens_since[g] / (step.t1 - last_decode[g]),
+                    "queue": step.waiting,
+                }
+                body = L.decode_batch(
+                    era,
+                    hybrid=p.hybrid_ssm,
+                    mamba_num=step.n_decode,
+                    mamba_usage=step.n_decode / slots,
+                    **values,
+                )
                 record = self._log(step.t1, src, body, tag="decode", phase=step.phase, group=g)
                 build.decodes.append((step, record, values))
                 last_decode[g], tokens_since[g], drafts_since[g], accepted_since[g] = step.t1, 0.0, 0, 0.0
@@ -296,8 +392,15 @@ class SglangBuilder:
     def _phase_events(self, trace: Trace) -> None:
         for phase, trace_phase in zip(self.params.phases, trace.phases, strict=True):
             t0, t1 = trace_phase.arrival + 0.05, max(trace_phase.run_start, trace_phase.arrival + 1.0)
-            autotuner_oom(self.sink, t0, t1, phase.oom_retries, ["raw"] * len(self.ranks),
-                          self.params.style.glue_tqdm, trace_phase.index)
+            autotuner_oom(
+                self.sink,
+                t0,
+                t1,
+                phase.oom_retries,
+                ["raw"] * len(self.ranks),
+                self.params.style.glue_tqdm,
+                trace_phase.index,
+            )
             for i, t in enumerate(spread(t0, t1, phase.jit_compiles)):
                 self._log(t, "tp0", L.deepgemm_jit(7168 + 512 * i, 2048), tag="jit", phase=trace_phase.index)
 
@@ -312,9 +415,13 @@ class SglangBuilder:
             ranks = ""
             if record.source.startswith("tp") and self.params.dp > 1:
                 rank = int(record.source[2:])
-                ranks = f" DP{rank // self.attn_tp} TP{rank}" + (f" EP{rank}" if self.params.ep_size > 1 else "")
+                ranks = f" DP{rank // self.attn_tp} TP{rank}" + (
+                    f" EP{rank}" if self.params.ep_size > 1 else ""
+                )
             elif record.source.startswith("tp") and self.params.tp > 1:
-                ranks = f" TP{record.source[2:]}" + (f" EP{record.source[2:]}" if self.params.ep_size > 1 else "")
+                ranks = f" TP{record.source[2:]}" + (
+                    f" EP{record.source[2:]}" if self.params.ep_size > 1 else ""
+                )
             return [f"[{stamp}{ranks}] {record.body}"]
         if record.style == "uvicorn":
             record.ts = stamp

@@ -5,6 +5,7 @@ with chunked prefill). SGLang runs prefill first whenever prompt tokens are pend
 steps (no mixed chunks). Token counts are fluid (a speculative step emits its mean acceptance
 length); everything the log shows is derived from the resulting step list.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ from logparse.emulate.params import PhaseParams, RunParams
 from logparse.emulate.spec import per_position
 
 EPS = 1e-9
-SCHEDULE_LATENCY_S = 0.02   # request arrival to its first scheduling decision
+SCHEDULE_LATENCY_S = 0.02  # request arrival to its first scheduling decision
 
 
 @dataclass
@@ -25,10 +26,10 @@ class Segment:
 
     request: int
     step: int
-    cached: int          # the request's tokens already in KV before this chunk
+    cached: int  # the request's tokens already in KV before this chunk
     tokens: int
-    rate_tps: float      # the simulated speed of this chunk
-    new_seq: int = 1     # requests in the batch (filled in when the batch is complete)
+    rate_tps: float  # the simulated speed of this chunk
+    new_seq: int = 1  # requests in the batch (filled in when the batch is complete)
     recompute: bool = False
 
 
@@ -47,13 +48,13 @@ class Request:
     prefilled: int = 0
     ctx: float = 0.0
     generated: float = 0.0
-    state: str = "waiting"        # waiting | prefill | decode | done
+    state: str = "waiting"  # waiting | prefill | decode | done
     scheduled: float | None = None
     first_token: float | None = None
     finish: float | None = None
     preemptions: int = 0
     chunks: list[Segment] = field(default_factory=list)
-    group: int = 0                # SGLang DP-attention group the router sent it to
+    group: int = 0  # SGLang DP-attention group the router sent it to
 
 
 @dataclass
@@ -62,7 +63,7 @@ class Step:
 
     index: int
     phase: int
-    kind: str                     # mixed | prefill | decode
+    kind: str  # mixed | prefill | decode
     t0: float
     t1: float
     segments: list[Segment]
@@ -73,18 +74,18 @@ class Step:
     drafts: int
     accepted: float
     accepted_pos: list[float]
-    decode_ctr: int               # SGLang forward_ct_decode after this step
-    running_at_start: int         # decode batch size when the step was scheduled
-    queue_at_start: int           # waiting requests after this batch was admitted
-    pending_tokens: int           # prompt tokens still to prefill after this batch
-    kv_at_start: int              # KV tokens in use once this batch was admitted
-    running: int                  # after the step: scheduled, unfinished requests
+    decode_ctr: int  # SGLang forward_ct_decode after this step
+    running_at_start: int  # decode batch size when the step was scheduled
+    queue_at_start: int  # waiting requests after this batch was admitted
+    pending_tokens: int  # prompt tokens still to prefill after this batch
+    kv_at_start: int  # KV tokens in use once this batch was admitted
+    running: int  # after the step: scheduled, unfinished requests
     waiting: int
     decoding: int
     kv_tokens: int
     kv_blocks: int
     preempted: list[int]
-    group: int = 0                # the DP group that ran it (0 without data parallelism)
+    group: int = 0  # the DP group that ran it (0 without data parallelism)
 
 
 @dataclass
@@ -171,7 +172,7 @@ class Simulator:
         self.waiting: list[Request] = []
         self._accept_cache: dict[tuple[int, int], tuple[float, list[float]]] = {}
         self.dp = params.dp
-        self._dp_ctr = [decode_ctr] * params.dp      # each DP group's forward_ct_decode
+        self._dp_ctr = [decode_ctr] * params.dp  # each DP group's forward_ct_decode
 
     def run(self, ready: float) -> Trace:
         """Simulate every phase in turn, starting `gap_s` after `ready` / the previous phase."""
@@ -185,8 +186,9 @@ class Simulator:
             if self.dp > 1:
                 first_step = len(self.steps)
                 end = self._run_phase_dp(reqs, t, p_idx, phase)
-                phases.append(PhaseTrace(p_idx, arrival, t, end, reqs,
-                                         list(range(first_step, len(self.steps))), []))
+                phases.append(
+                    PhaseTrace(p_idx, arrival, t, end, reqs, list(range(first_step, len(self.steps))), [])
+                )
                 t_prev = end
                 continue
             pending = sorted(arrival + x for x in phase.preemptions)
@@ -203,8 +205,17 @@ class Simulator:
                 step = self._step(reqs, t, p_idx, phase, victims)
                 t = step.t1
             end = max(r.finish or t for r in reqs)
-            phases.append(PhaseTrace(p_idx, arrival, arrival + phase.stall_s + SCHEDULE_LATENCY_S, end, reqs,
-                                     list(range(first_step, len(self.steps))), preempted_at))
+            phases.append(
+                PhaseTrace(
+                    p_idx,
+                    arrival,
+                    arrival + phase.stall_s + SCHEDULE_LATENCY_S,
+                    end,
+                    reqs,
+                    list(range(first_step, len(self.steps))),
+                    preempted_at,
+                )
+            )
             t_prev = end
         return Trace(self.steps, phases, self.requests, t_prev)
 
@@ -237,8 +248,9 @@ class Simulator:
     def _new_request(self, p_idx: int, order: int, arrival: float, phase: PhaseParams) -> Request:
         prefix = "chatcmpl-" if self.mixed else ""
         rid = prefix + self.noise.hex(f"rid|{p_idx}|{order}", 32)
-        req = Request(len(self.requests), p_idx, order, rid, arrival, phase.input_len,
-                      phase.output_len, phase.input_len)
+        req = Request(
+            len(self.requests), p_idx, order, rid, arrival, phase.input_len, phase.output_len, phase.input_len
+        )
         self.requests.append(req)
         return req
 
@@ -256,13 +268,15 @@ class Simulator:
         self.waiting.insert(0, victim)
         return victim
 
-    def _step(self, reqs: list[Request], t: float, p_idx: int, phase: PhaseParams,
-              victims: list[int]) -> Step:
+    def _step(
+        self, reqs: list[Request], t: float, p_idx: int, phase: PhaseParams, victims: list[int]
+    ) -> Step:
         plan = self._plan(reqs, t, p_idx, phase, victims, len(self.steps))
         return self._commit(plan, plan.end())
 
-    def _plan(self, reqs: list[Request], t: float, p_idx: int, phase: PhaseParams,
-              victims: list[int], index: int) -> _Plan:
+    def _plan(
+        self, reqs: list[Request], t: float, p_idx: int, phase: PhaseParams, victims: list[int], index: int
+    ) -> _Plan:
         decoding = [r for r in reqs if r.state == "decode"]
         running_at_start = len(decoding)
         prefilling = sorted((r for r in reqs if r.state == "prefill"), key=lambda r: r.scheduled or 0.0)
@@ -282,8 +296,24 @@ class Simulator:
         queue_at_start = len(self.waiting)
         pending_tokens = sum(r.target - r.prefilled for r in reqs if r.state in ("waiting", "prefill"))
         kv_at_start = int(sum(r.ctx for r in reqs if r.state in ("prefill", "decode")))
-        return _Plan(reqs, t, p_idx, index, kind, decoding, running_at_start, segments, ctr, accept, pos,
-                     dec_time, queue_at_start, pending_tokens, kv_at_start, victims)
+        return _Plan(
+            reqs,
+            t,
+            p_idx,
+            index,
+            kind,
+            decoding,
+            running_at_start,
+            segments,
+            ctr,
+            accept,
+            pos,
+            dec_time,
+            queue_at_start,
+            pending_tokens,
+            kv_at_start,
+            victims,
+        )
 
     def _commit(self, plan: _Plan, t1: float) -> Step:
         reqs, t, p_idx, index, kind = plan.reqs, plan.t, plan.p_idx, plan.index, plan.kind
@@ -315,24 +345,37 @@ class Simulator:
         active = [r for r in reqs if r.state in ("prefill", "decode")]
         bs = self.params.startup.block_size
         step = Step(
-            index=index, phase=p_idx, kind=kind if (segments or kind != "mixed") else "decode",
-            t0=t, t1=t1, segments=segments, n_decode=len(decoding),
-            prompt_tokens=sum(s.tokens for s in segments), gen_tokens=gen,
+            index=index,
+            phase=p_idx,
+            kind=kind if (segments or kind != "mixed") else "decode",
+            t0=t,
+            t1=t1,
+            segments=segments,
+            n_decode=len(decoding),
+            prompt_tokens=sum(s.tokens for s in segments),
+            gen_tokens=gen,
             accept_len=accept if self.k and decoding else None,
-            drafts=len(decoding) if self.k else 0, accepted=accepted, accepted_pos=accepted_pos,
-            decode_ctr=self.decode_ctr, running_at_start=plan.running_at_start,
-            queue_at_start=plan.queue_at_start, pending_tokens=plan.pending_tokens,
+            drafts=len(decoding) if self.k else 0,
+            accepted=accepted,
+            accepted_pos=accepted_pos,
+            decode_ctr=self.decode_ctr,
+            running_at_start=plan.running_at_start,
+            queue_at_start=plan.queue_at_start,
+            pending_tokens=plan.pending_tokens,
             kv_at_start=plan.kv_at_start,
-            running=len(active), waiting=len(self.waiting),
+            running=len(active),
+            waiting=len(self.waiting),
             decoding=sum(1 for r in reqs if r.state == "decode"),
             kv_tokens=int(sum(r.ctx for r in active)),
-            kv_blocks=sum(math.ceil(r.ctx / bs) for r in active), preempted=plan.victims,
+            kv_blocks=sum(math.ceil(r.ctx / bs) for r in active),
+            preempted=plan.victims,
         )
         self.steps.append(step)
         return step
 
-    def _admit(self, prefilling: list[Request], budget: int, index: int, phase: PhaseParams,
-               t: float) -> list[Segment]:
+    def _admit(
+        self, prefilling: list[Request], budget: int, index: int, phase: PhaseParams, t: float
+    ) -> list[Segment]:
         segments: list[Segment] = []
         candidates = prefilling + list(self.waiting)
         for r in candidates:
@@ -343,8 +386,9 @@ class Simulator:
                 self.waiting.remove(r)
                 r.state = "prefill"
                 r.scheduled = t if r.scheduled is None or r.preemptions else r.scheduled
-            seg = Segment(r.index, index, r.prefilled, n, self._prefill_rate(r, n, phase),
-                          recompute=r.preemptions > 0)
+            seg = Segment(
+                r.index, index, r.prefilled, n, self._prefill_rate(r, n, phase), recompute=r.preemptions > 0
+            )
             r.prefilled += n
             r.ctx += n
             r.chunks.append(seg)

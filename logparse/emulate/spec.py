@@ -1,4 +1,5 @@
 """Speculative-decoding arithmetic shared by both engines."""
+
 from __future__ import annotations
 
 

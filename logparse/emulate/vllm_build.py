@@ -1,4 +1,5 @@
 """Build the records of a vLLM run: start-up, periodic stats, spec metrics and events."""
+
 from __future__ import annotations
 
 import math
@@ -29,9 +30,9 @@ class Sample:
     stats: Record | None = None
     spec: Record | None = None
     spec_values: dict[str, Any] | None = None
-    engine: int = 0          # the DP engine (`Engine %03d`) the line is about
-    pending: tuple[Any, ...] = ()   # DP: the `_stats_records` arguments, written tick by tick
-    aggregated: int = 0      # N of an `N Engines Aggregated:` line (0: one engine's line)
+    engine: int = 0  # the DP engine (`Engine %03d`) the line is about
+    pending: tuple[Any, ...] = ()  # DP: the `_stats_records` arguments, written tick by tick
+    aggregated: int = 0  # N of an `N Engines Aggregated:` line (0: one engine's line)
 
 
 @dataclass
@@ -60,8 +61,9 @@ class VllmBuilder:
 
     def build(self) -> VllmBuild:
         """Start-up, then the simulated phases, then the stats sampling and events."""
-        ready, ready_record, startup = VllmStartup(self.params, self.era, self.noise, self.sink,
-                                                   self.format.pid).run()
+        ready, ready_record, startup = VllmStartup(
+            self.params, self.era, self.noise, self.sink, self.format.pid
+        ).run()
         tick0 = ready + 0.37
         sim = Simulator(self.params, self.noise, lambda kind, t, ctr: math.floor((t - tick0) / self.interval))
         trace = sim.run(ready)
@@ -70,10 +72,12 @@ class VllmBuilder:
         access_lines(self.sink, self.params, trace, "api", self.noise, ready)
         return VllmBuild(self.sink.records, trace, ready, ready_record, startup, samples)
 
-    def _log(self, t: float, source: str, key: str, body: str, level: str = "INFO",
-             tag: str = "stats", **meta: Any) -> Record:
-        return self.sink.add(t, body, source=source, level=level, site=L.site(self.era, key), tag=tag,
-                             meta=meta)
+    def _log(
+        self, t: float, source: str, key: str, body: str, level: str = "INFO", tag: str = "stats", **meta: Any
+    ) -> Record:
+        return self.sink.add(
+            t, body, source=source, level=level, site=L.site(self.era, key), tag=tag, meta=meta
+        )
 
     def _sample(self, trace: Trace, tick0: float) -> list[Sample]:
         times = self._log_times(trace, tick0)
@@ -82,8 +86,10 @@ class VllmBuilder:
         else:
             # The API server logs every engine at each tick, in engine order (StatLoggerManager.log
             # walks per_engine_logger_dict: engine d's stats line, then its SpecDecoding line).
-            per_engine = [self._sample_engine(trace, [s for s in trace.steps if s.group == d], times, tick0, d)
-                          for d in range(self.params.dp)]
+            per_engine = [
+                self._sample_engine(trace, [s for s in trace.steps if s.group == d], times, tick0, d)
+                for d in range(self.params.dp)
+            ]
             if self.params.aggregate_engine_logging:
                 samples = self._aggregate(trace, per_engine)
             else:
@@ -94,8 +100,9 @@ class VllmBuilder:
         self._preemption_warnings(trace)
         return samples
 
-    def _sample_engine(self, trace: Trace, steps: list[Step], times: list[float], tick0: float,
-                       engine: int) -> list[Sample]:
+    def _sample_engine(
+        self, trace: Trace, steps: list[Step], times: list[float], tick0: float, engine: int
+    ) -> list[Sample]:
         """The stats samples of one engine (its own steps, its own idle suppression). With DP the
         records are written afterwards, tick by tick in engine order (`Sample.pending`)."""
         startup = self.params.startup
@@ -127,8 +134,11 @@ class VllmBuilder:
             phase = window[-1].phase if window else self._phase_at(trace, tau)
             elapsed = tau - last
             values = {
-                "prompt_tps": prompt / elapsed, "gen_tps": gen / elapsed, "running": running,
-                "waiting": waiting, "preemptions": preempted,
+                "prompt_tps": prompt / elapsed,
+                "gen_tps": gen / elapsed,
+                "running": running,
+                "waiting": waiting,
+                "preemptions": preempted,
                 "kv_pct": 100.0 * kv_blocks * startup.block_size / startup.kv_pool_tokens,
                 "kv_tokens": kv_tokens,
             }
@@ -153,15 +163,30 @@ class VllmBuilder:
         for tick in zip(*per_engine, strict=True):
             values = aggregate_values([s.values for s in tick])
             active = (values["prompt_tps"] + values["gen_tps"]) > 0 or (
-                self.era.idle_flag and values["running"] + values["waiting"] > 0)
+                self.era.idle_flag and values["running"] + values["waiting"] > 0
+            )
             window = [step for s in tick for step in s.pending[0]]
             latest = max(window, key=lambda step: step.t1) if window else None
             phase = latest.phase if latest else self._phase_at(trace, tick[0].t)
             cum = {key: sum(s.pending[4][key] for s in tick) for key in tick[0].pending[4]}
-            pending = (window, sum(s.pending[1] for s in tick), sum(s.pending[2] for s in tick),
-                       tick[0].pending[3], cum)
-            samples.append(Sample(tick[0].t, tick[0].t_prev, phase, active or prev_active, values,
-                                  pending=pending, aggregated=len(tick)))
+            pending = (
+                window,
+                sum(s.pending[1] for s in tick),
+                sum(s.pending[2] for s in tick),
+                tick[0].pending[3],
+                cum,
+            )
+            samples.append(
+                Sample(
+                    tick[0].t,
+                    tick[0].t_prev,
+                    phase,
+                    active or prev_active,
+                    values,
+                    pending=pending,
+                    aggregated=len(tick),
+                )
+            )
             prev_active = active
         return samples
 
@@ -190,13 +215,30 @@ class VllmBuilder:
                 return phase.index
         return None
 
-    def _stats_records(self, sample: Sample, window: list[Step], drafts: int, accepted: float,
-                       elapsed: float, cum: dict[str, float]) -> None:
+    def _stats_records(
+        self,
+        sample: Sample,
+        window: list[Step],
+        drafts: int,
+        accepted: float,
+        elapsed: float,
+        cum: dict[str, float],
+    ) -> None:
         v, era, p = sample.values, self.era, self.params
         if era.v1:
             hit = 0.0 if p.enable_prefix_caching or era.prefix_mode == "wrap" else None
-            body = L.stats_v1(era, sample.engine, v["prompt_tps"], v["gen_tps"], v["running"], v["waiting"],
-                              v["preemptions"], v["kv_pct"], hit, aggregated=sample.aggregated)
+            body = L.stats_v1(
+                era,
+                sample.engine,
+                v["prompt_tps"],
+                v["gen_tps"],
+                v["running"],
+                v["waiting"],
+                v["preemptions"],
+                v["kv_pct"],
+                hit,
+                aggregated=sample.aggregated,
+            )
         else:
             body = L.stats_v0(v["prompt_tps"], v["gen_tps"], v["running"], 0, v["waiting"], v["kv_pct"], 0.0)
         sample.stats = self._log(sample.t, "api", "stats", body, tag="stats", phase=sample.phase)
@@ -208,22 +250,51 @@ class VllmBuilder:
         if era.v1 and drafts:
             pos = [sum(s.accepted_pos[j] for s in window) / drafts for j in range(k)]
             acc = round(accepted)
-            spec = {"mean_accept_len": 1 + acc / drafts, "accepted_tps": acc / elapsed,
-                    "drafted_tps": drafts * k / elapsed, "accepted": acc, "drafted": drafts * k,
-                    "per_position": pos, "accept_rate_pct": 100.0 * acc / (drafts * k)}
-            sample.spec = self._log(sample.t, "api", "spec", L.spec_v1(
-                spec["mean_accept_len"], spec["accepted_tps"], spec["drafted_tps"], spec["accepted"],
-                spec["drafted"], pos, spec["accept_rate_pct"]), tag="spec", phase=sample.phase)
+            spec = {
+                "mean_accept_len": 1 + acc / drafts,
+                "accepted_tps": acc / elapsed,
+                "drafted_tps": drafts * k / elapsed,
+                "accepted": acc,
+                "drafted": drafts * k,
+                "per_position": pos,
+                "accept_rate_pct": 100.0 * acc / (drafts * k),
+            }
+            sample.spec = self._log(
+                sample.t,
+                "api",
+                "spec",
+                L.spec_v1(
+                    spec["mean_accept_len"],
+                    spec["accepted_tps"],
+                    spec["drafted_tps"],
+                    spec["accepted"],
+                    spec["drafted"],
+                    pos,
+                    spec["accept_rate_pct"],
+                ),
+                tag="spec",
+                phase=sample.phase,
+            )
             sample.spec_values = spec
         elif not era.v1 and cum["drafts"]:
             draft_tokens = int(cum["drafts"]) * k
             acc = round(cum["accepted"])
             emitted = round(cum["emitted"])
-            spec = {"accept_rate": acc / draft_tokens, "efficiency": emitted / (cum["drafts"] * (k + 1)),
-                    "accepted": acc, "drafted": draft_tokens, "emitted": emitted}
-            sample.spec = self._log(sample.t, "api", "spec", L.spec_v0(
-                spec["accept_rate"], spec["efficiency"], k, acc, draft_tokens, emitted),
-                tag="spec", phase=sample.phase)
+            spec = {
+                "accept_rate": acc / draft_tokens,
+                "efficiency": emitted / (cum["drafts"] * (k + 1)),
+                "accepted": acc,
+                "drafted": draft_tokens,
+                "emitted": emitted,
+            }
+            sample.spec = self._log(
+                sample.t,
+                "api",
+                "spec",
+                L.spec_v0(spec["accept_rate"], spec["efficiency"], k, acc, draft_tokens, emitted),
+                tag="spec",
+                phase=sample.phase,
+            )
             sample.spec_values = spec
 
     def _preemption_warnings(self, trace: Trace) -> None:
@@ -235,27 +306,50 @@ class VllmBuilder:
                 total += 1
                 if total % 50 == 1:
                     rid = trace.requests[index].rid
-                    self._log(step.t0, "core", "preempt", L.preempted_v0(rid, total), level="WARNING",
-                              tag="preemption", phase=step.phase)
+                    self._log(
+                        step.t0,
+                        "core",
+                        "preempt",
+                        L.preempted_v0(rid, total),
+                        level="WARNING",
+                        tag="preemption",
+                        phase=step.phase,
+                    )
 
     def _phase_events(self, trace: Trace) -> None:
         sources = [f"w{r}" for r in self.ranks]
         for phase, trace_phase in zip(self.params.phases, trace.phases, strict=True):
             t0, t1 = trace_phase.arrival + 0.05, trace_phase.run_start
-            autotuner_oom(self.sink, t0, max(t1, t0 + 1.0), phase.oom_retries, sources,
-                          self.params.style.glue_tqdm, trace_phase.index)
+            autotuner_oom(
+                self.sink,
+                t0,
+                max(t1, t0 + 1.0),
+                phase.oom_retries,
+                sources,
+                self.params.style.glue_tqdm,
+                trace_phase.index,
+            )
             for i, t in enumerate(spread(t0, max(t1, t0 + 1.0), phase.jit_compiles)):
                 op = JIT_OPS[(i + trace_phase.index) % len(JIT_OPS)]
-                self.sink.add(t, f"Loading JIT ops: {op}", source="w0", style="flashinfer", site="core.py:89",
-                              tag="jit", meta={"phase": trace_phase.index})
+                self.sink.add(
+                    t,
+                    f"Loading JIT ops: {op}",
+                    source="w0",
+                    style="flashinfer",
+                    site="core.py:89",
+                    tag="jit",
+                    meta={"phase": trace_phase.index},
+                )
 
 
 def aggregate_values(values: list[dict[str, Any]]) -> dict[str, Any]:
     """The figures of an `N Engines Aggregated:` line from the engines' figures of one interval:
     throughputs (every engine's tokens over the same interval), Running, Waiting, preemptions
     and KV tokens summed."""
-    out = {key: sum(v[key] for v in values)
-           for key in ("prompt_tps", "gen_tps", "running", "waiting", "preemptions", "kv_tokens")}
+    out = {
+        key: sum(v[key] for v in values)
+        for key in ("prompt_tps", "gen_tps", "running", "waiting", "preemptions", "kv_tokens")
+    }
     # vllm-log-formats.md does not say how KV cache usage combines. vLLM's
     # AggregatedLoggingStatLogger.aggregate_scheduler_stats divides the summed usage by the number
     # of engines, idle ones included (their last usage), so: the mean over every DP engine.

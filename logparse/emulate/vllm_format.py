@@ -1,4 +1,5 @@
 """The vLLM line prefix: `(Name pid=N)` process labels, ANSI colour, `LEVEL ts [file:line]`."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -7,7 +8,12 @@ from logparse.emulate.eras import VllmEra
 from logparse.emulate.noise import Noise
 from logparse.emulate.params import RunParams
 from logparse.emulate.render import (
-    ANSI_RESET, LEVEL_COLOURS, Record, flashinfer_line, uvicorn_access, vllm_ts,
+    ANSI_RESET,
+    LEVEL_COLOURS,
+    Record,
+    flashinfer_line,
+    uvicorn_access,
+    vllm_ts,
 )
 
 
@@ -59,7 +65,7 @@ class VllmFormatter:
             return ""
         pid_source = source
         if source.startswith("w") and self.params.tp == 1 and self.era.v1:
-            pid_source = "core" + source[source.index("@"):] if "@" in source else "core"
+            pid_source = "core" + source[source.index("@") :] if "@" in source else "core"
         text = f"({label} pid={self.pid(pid_source)})"
         if self.era.ansi_prefix_always:
             return f"\x1b[1;36m{text}\x1b[0;0m "

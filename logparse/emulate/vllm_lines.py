@@ -3,6 +3,7 @@
 Each function returns the message exactly as the logger call formats it (no prefix). The era
 decides between the variants listed in the doc's tables; the section is named on each function.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,25 +12,51 @@ from logparse.emulate.eras import VllmEra
 
 # file:line of each line family; line numbers drift by release and are only plausible
 SITES = {
-    "version": "api_server.py:1839", "args": "utils.py:326", "arch": "model.py:547",
-    "maxlen": "model.py:1510", "chunked": "scheduler.py:205", "load_start": "gpu_model_runner.py:2602",
-    "weights_took": "default_loader.py:267", "model_took": "gpu_model_runner.py:2653",
-    "cache_dir": "backends.py:548", "dynamo": "backends.py:559", "compile_graph": "backends.py:218",
-    "compile_total": "monitor.py:34", "avail_kv": "gpu_worker.py:298", "kv_size": "kv_cache_utils.py:1087",
-    "kv_conc": "kv_cache_utils.py:1091", "graph_done": "gpu_model_runner.py:3480",
-    "free_mem": "gpu_worker.py:440", "init": "core.py:210", "tasks": "api_server.py:1611",
-    "serve": "api_server.py:1912", "routes": "launcher.py:34", "route": "launcher.py:42",
-    "stats": "loggers.py:127", "spec": "metrics.py:96", "slow_tok": "tokenizer.py:281",
-    "fp8": "kv_cache.py:88", "engines_blocks": "loggers.py:370",
+    "version": "api_server.py:1839",
+    "args": "utils.py:326",
+    "arch": "model.py:547",
+    "maxlen": "model.py:1510",
+    "chunked": "scheduler.py:205",
+    "load_start": "gpu_model_runner.py:2602",
+    "weights_took": "default_loader.py:267",
+    "model_took": "gpu_model_runner.py:2653",
+    "cache_dir": "backends.py:548",
+    "dynamo": "backends.py:559",
+    "compile_graph": "backends.py:218",
+    "compile_total": "monitor.py:34",
+    "avail_kv": "gpu_worker.py:298",
+    "kv_size": "kv_cache_utils.py:1087",
+    "kv_conc": "kv_cache_utils.py:1091",
+    "graph_done": "gpu_model_runner.py:3480",
+    "free_mem": "gpu_worker.py:440",
+    "init": "core.py:210",
+    "tasks": "api_server.py:1611",
+    "serve": "api_server.py:1912",
+    "routes": "launcher.py:34",
+    "route": "launcher.py:42",
+    "stats": "loggers.py:127",
+    "spec": "metrics.py:96",
+    "slow_tok": "tokenizer.py:281",
+    "fp8": "kv_cache.py:88",
+    "engines_blocks": "loggers.py:370",
 }
 SITES_V0 = {
-    "version": "api_server.py:528", "load_start": "model_runner.py:1072",
-    "model_took": "model_runner.py:1077", "profiling": "worker.py:262",
+    "version": "api_server.py:528",
+    "load_start": "model_runner.py:1072",
+    "model_took": "model_runner.py:1077",
+    "profiling": "worker.py:262",
     "blocks": "distributed_gpu_executor.py:57",
-    "kv_conc": "distributed_gpu_executor.py:61", "capture": "model_runner.py:1404",
-    "graph_done": "model_runner.py:1518", "init": "llm_engine.py:431", "routes": "launcher.py:19",
-    "route": "launcher.py:27", "stats": "metrics.py:351", "prefix": "metrics.py:367",
-    "spec": "metrics.py:383", "slow_tok": "tokenizer.py:169", "fp8": "model_runner.py:1095",
+    "kv_conc": "distributed_gpu_executor.py:61",
+    "capture": "model_runner.py:1404",
+    "graph_done": "model_runner.py:1518",
+    "init": "llm_engine.py:431",
+    "routes": "launcher.py:19",
+    "route": "launcher.py:27",
+    "stats": "metrics.py:351",
+    "prefix": "metrics.py:367",
+    "spec": "metrics.py:383",
+    "slow_tok": "tokenizer.py:169",
+    "fp8": "model_runner.py:1095",
     "preempt": "scheduler.py:1560",
 }
 
@@ -46,12 +73,15 @@ def format_gib(value: float) -> str:
     return str(round(value, 2))
 
 
-def stats_v0(prompt: float, gen: float, running: int, swapped: int, pending: int,
-             gpu_kv: float, cpu_kv: float) -> str:
+def stats_v0(
+    prompt: float, gen: float, running: int, swapped: int, pending: int, gpu_kv: float, cpu_kv: float
+) -> str:
     """§2.1 V0 stats line (0.4.3..0.10.2, trailing period)."""
-    return ("Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, "
-            "Running: %d reqs, Swapped: %d reqs, Pending: %d reqs, GPU KV cache usage: %.1f%%, "
-            "CPU KV cache usage: %.1f%%." % (prompt, gen, running, swapped, pending, gpu_kv, cpu_kv))
+    return (
+        "Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, "
+        "Running: %d reqs, Swapped: %d reqs, Pending: %d reqs, GPU KV cache usage: %.1f%%, "
+        "CPU KV cache usage: %.1f%%." % (prompt, gen, running, swapped, pending, gpu_kv, cpu_kv)
+    )
 
 
 def prefix_cache_v0(gpu: float, cpu: float) -> str:
@@ -59,14 +89,27 @@ def prefix_cache_v0(gpu: float, cpu: float) -> str:
     return "Prefix cache hit rate: GPU: %.2f%%, CPU: %.2f%%" % (gpu, cpu)
 
 
-def stats_v1(era: VllmEra, engine: int, prompt: float, gen: float, running: int, waiting: int,
-             preemptions: int, gpu_kv: float, prefix_hit: float | None, aggregated: int = 0) -> str:
+def stats_v1(
+    era: VllmEra,
+    engine: int,
+    prompt: float,
+    gen: float,
+    running: int,
+    waiting: int,
+    preemptions: int,
+    gpu_kv: float,
+    prefix_hit: float | None,
+    aggregated: int = 0,
+) -> str:
     """§2.3 V1 stats line: `Engine %03d: ` (0.8.3+) and the 0.11.2+ dynamic parts; with
     `aggregated` = N engines (`--aggregate-engine-logging`, 0.11.2+) the `{N} Engines Aggregated: `
     prefix instead, the values being the engines' combined figures."""
-    parts = ["Avg prompt throughput: %.1f tokens/s" % prompt,
-             "Avg generation throughput: %.1f tokens/s" % gen,
-             "Running: %d reqs" % running, "Waiting: %d reqs" % waiting]
+    parts = [
+        "Avg prompt throughput: %.1f tokens/s" % prompt,
+        "Avg generation throughput: %.1f tokens/s" % gen,
+        "Running: %d reqs" % running,
+        "Waiting: %d reqs" % waiting,
+    ]
     if era.stats_preemptions and preemptions > 0:
         parts.append("Preemptions: %d" % preemptions)
     parts.append("GPU KV cache usage: %.1f%%" % gpu_kv)
@@ -78,32 +121,45 @@ def stats_v1(era: VllmEra, engine: int, prompt: float, gen: float, running: int,
 def stats_prefix(engine: int, aggregated: int = 0) -> str:
     """§2.3 part 0: `Engine {:03d}: ` or, for the aggregated logger, `{N} Engines Aggregated: `."""
     if aggregated:
-        return "{} Engines Aggregated: ".format(aggregated)
-    return "Engine {:03d}: ".format(engine)
+        return f"{aggregated} Engines Aggregated: "
+    return f"Engine {engine:03d}: "
 
 
 def engines_num_gpu_blocks(engines: int, blocks: int) -> str:
     """§2.4 `%d Engines: vllm cache_config_info ...` (INFO 0.11.2+, the aggregated logger, once)."""
-    return ("%d Engines: vllm cache_config_info with initialization after num_gpu_blocks is: %d"
-            % (engines, blocks))
+    return "%d Engines: vllm cache_config_info with initialization after num_gpu_blocks is: %d" % (
+        engines,
+        blocks,
+    )
 
 
 def spec_v0(rate: float, efficiency: float, k: int, accepted: int, drafted: int, emitted: int) -> str:
     """§3.1 V0 `Speculative metrics` (0.5.3..0.9.2); counts are cumulative."""
-    return ("Speculative metrics: Draft acceptance rate: %.3f, System efficiency: %.3f, "
-            "Number of speculative tokens: %d, Number of accepted tokens: %d, "
-            "Number of draft tokens: %d, Number of emitted tokens: %d."
-            % (rate, efficiency, k, accepted, drafted, emitted))
+    return (
+        "Speculative metrics: Draft acceptance rate: %.3f, System efficiency: %.3f, "
+        "Number of speculative tokens: %d, Number of accepted tokens: %d, "
+        "Number of draft tokens: %d, Number of emitted tokens: %d."
+        % (rate, efficiency, k, accepted, drafted, emitted)
+    )
 
 
-def spec_v1(mean_len: float, accepted_tps: float, drafted_tps: float, accepted: int, drafted: int,
-            per_position: Sequence[float], avg_rate_pct: float) -> str:
+def spec_v1(
+    mean_len: float,
+    accepted_tps: float,
+    drafted_tps: float,
+    accepted: int,
+    drafted: int,
+    per_position: Sequence[float],
+    avg_rate_pct: float,
+) -> str:
     """§3.2 V1 `SpecDecoding metrics` (0.10.2..0.33.0); counts are per interval."""
     positions = ", ".join("%.3f" % p for p in per_position)
-    return ("SpecDecoding metrics: Mean acceptance length: %.2f, Accepted throughput: %.2f tokens/s, "
-            "Drafted throughput: %.2f tokens/s, Accepted: %d tokens, Drafted: %d tokens, "
-            "Per-position acceptance rate: %s, Avg Draft acceptance rate: %.1f%%"
-            % (mean_len, accepted_tps, drafted_tps, accepted, drafted, positions, avg_rate_pct))
+    return (
+        "SpecDecoding metrics: Mean acceptance length: %.2f, Accepted throughput: %.2f tokens/s, "
+        "Drafted throughput: %.2f tokens/s, Accepted: %d tokens, Drafted: %d tokens, "
+        "Per-position acceptance rate: %s, Avg Draft acceptance rate: %.1f%%"
+        % (mean_len, accepted_tps, drafted_tps, accepted, drafted, positions, avg_rate_pct)
+    )
 
 
 def version_line(version: str) -> str:
@@ -143,11 +199,14 @@ def model_loading_took(era: VllmEra, gib: float, seconds: float) -> str:
     return "Model loading took %s GiB memory and %.6f seconds" % (format_gib(gib), seconds)
 
 
-def compile_lines(era: VllmEra, cache_dir: str, dynamo_s: float, graph_s: float,
-                  total_s: float, max_tokens: int) -> list[str]:
+def compile_lines(
+    era: VllmEra, cache_dir: str, dynamo_s: float, graph_s: float, total_s: float, max_tokens: int
+) -> list[str]:
     """§7 torch.compile lines of one worker, in print order."""
-    lines = ["Using cache directory: %s for vLLM's torch.compile" % cache_dir,
-             "Dynamo bytecode transform time: %.2f s" % dynamo_s]
+    lines = [
+        "Using cache directory: %s for vLLM's torch.compile" % cache_dir,
+        "Dynamo bytecode transform time: %.2f s" % dynamo_s,
+    ]
     if era.compile_words == "takes_dynamic":
         lines.append("Compiling a graph for dynamic shape takes %.2f s" % graph_s)
         lines.append("torch.compile takes %.2f s in total" % total_s)
@@ -164,48 +223,84 @@ def available_kv(era: VllmEra, gib: float) -> str:
     return "Available KV cache memory: %s GiB" % format_gib(gib)
 
 
-def memory_profiling_v0(seconds: float, total: float, util: float, weights: float,
-                        non_torch: float, activation: float, kv: float) -> str:
+def memory_profiling_v0(
+    seconds: float, total: float, util: float, weights: float, non_torch: float, activation: float, kv: float
+) -> str:
     """§4.3 V0 three-line profiling summary (0.6.5..0.10.2)."""
-    return ("Memory profiling takes %.2f seconds\n"
-            "the current vLLM instance can use total_gpu_memory (%.2fGiB) x gpu_memory_utilization "
-            "(%.2f) = %.2fGiB\n"
-            "model weights take %.2fGiB; non_torch_memory takes %.2fGiB; PyTorch activation peak "
-            "memory takes %.2fGiB; the rest of the memory reserved for KV Cache is %.2fGiB."
-            % (seconds, total, util, total * util, weights, non_torch, activation, kv))
+    return (
+        "Memory profiling takes %.2f seconds\n"
+        "the current vLLM instance can use total_gpu_memory (%.2fGiB) x gpu_memory_utilization "
+        "(%.2f) = %.2fGiB\n"
+        "model weights take %.2fGiB; non_torch_memory takes %.2fGiB; PyTorch activation peak "
+        "memory takes %.2fGiB; the rest of the memory reserved for KV Cache is %.2fGiB."
+        % (seconds, total, util, total * util, weights, non_torch, activation, kv)
+    )
 
 
-def kv_capacity(era: VllmEra, tokens: int, max_model_len: int, concurrency: float,
-                block_size: int) -> list[str]:
+def kv_capacity(
+    era: VllmEra, tokens: int, max_model_len: int, concurrency: float, block_size: int
+) -> list[str]:
     """§4.1/§4.2 KV pool size and maximum concurrency lines."""
     if era.kv_size == "v0":
-        return ["# GPU blocks: %d, # CPU blocks: %d" % (tokens // block_size, 2048),
-                "Maximum concurrency for %s tokens per request: %.2fx" % (max_model_len, concurrency)]
+        return [
+            "# GPU blocks: %d, # CPU blocks: %d" % (tokens // block_size, 2048),
+            "Maximum concurrency for %s tokens per request: %.2fx" % (max_model_len, concurrency),
+        ]
     if era.kv_size == "separate":
-        return ["GPU KV cache size: %s tokens" % f"{tokens:,}",
-                "Maximum concurrency for %s tokens per request: %.2fx" % (f"{max_model_len:,}", concurrency)]
-    return ["%s KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx"
-            % ("GPU", f"{tokens:,}", f"{max_model_len:,}", concurrency)]
+        return [
+            "GPU KV cache size: %s tokens" % f"{tokens:,}",
+            "Maximum concurrency for %s tokens per request: %.2fx" % (f"{max_model_len:,}", concurrency),
+        ]
+    return [
+        "%s KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx"
+        % ("GPU", f"{tokens:,}", f"{max_model_len:,}", concurrency)
+    ]
 
 
-def free_memory(free: float, total: float, util: float, weights: float, activation: float,
-                non_torch: float, graphs: float, fit_bytes: int, full_bytes: int, kv: float) -> str:
+def free_memory(
+    free: float,
+    total: float,
+    util: float,
+    weights: float,
+    activation: float,
+    non_torch: float,
+    graphs: float,
+    fit_bytes: int,
+    full_bytes: int,
+    kv: float,
+) -> str:
     """§4.3 `Free memory on device ...` advice line (INFO 0.26+), GiB via `format_gib`."""
-    return ("Free memory on device (%s/%s GiB) on startup. Desired GPU memory utilization is (%s, %s GiB). "
-            "Actual usage is %s GiB for weight, %s GiB for peak activation, %s GiB for non-torch memory, "
-            "and %s GiB for CUDAGraph memory. Replace gpu_memory_utilization config with "
-            "`--kv-cache-memory=%d` (%s GiB) to fit into requested memory, or `--kv-cache-memory=%d` "
-            "(%s GiB) to fully utilize gpu memory. Current kv cache memory in use is %s GiB."
-            % (format_gib(free), format_gib(total), util, format_gib(total * util), format_gib(weights),
-               format_gib(activation), format_gib(non_torch), format_gib(graphs), fit_bytes,
-               format_gib(fit_bytes / 2**30), full_bytes, format_gib(full_bytes / 2**30), format_gib(kv)))
+    return (
+        "Free memory on device (%s/%s GiB) on startup. Desired GPU memory utilization is (%s, %s GiB). "
+        "Actual usage is %s GiB for weight, %s GiB for peak activation, %s GiB for non-torch memory, "
+        "and %s GiB for CUDAGraph memory. Replace gpu_memory_utilization config with "
+        "`--kv-cache-memory=%d` (%s GiB) to fit into requested memory, or `--kv-cache-memory=%d` "
+        "(%s GiB) to fully utilize gpu memory. Current kv cache memory in use is %s GiB."
+        % (
+            format_gib(free),
+            format_gib(total),
+            util,
+            format_gib(total * util),
+            format_gib(weights),
+            format_gib(activation),
+            format_gib(non_torch),
+            format_gib(graphs),
+            fit_bytes,
+            format_gib(fit_bytes / 2**30),
+            full_bytes,
+            format_gib(full_bytes / 2**30),
+            format_gib(kv),
+        )
+    )
 
 
-CAPTURE_V0 = ("Capturing cudagraphs for decoding. This may lead to unexpected consequences if the model "
-              "is not static. To run the model in eager mode, set 'enforce_eager=True' or use "
-              "'--enforce-eager' in the CLI. If out-of-memory error occurs during cudagraph capture, "
-              "consider decreasing `gpu_memory_utilization` or switching to eager mode. You can also "
-              "reduce the `max_num_seqs` as needed to decrease memory usage.")
+CAPTURE_V0 = (
+    "Capturing cudagraphs for decoding. This may lead to unexpected consequences if the model "
+    "is not static. To run the model in eager mode, set 'enforce_eager=True' or use "
+    "'--enforce-eager' in the CLI. If out-of-memory error occurs during cudagraph capture, "
+    "consider decreasing `gpu_memory_utilization` or switching to eager mode. You can also "
+    "reduce the `max_num_seqs` as needed to decrease memory usage."
+)
 
 
 def graph_finished(seconds: float, gib: float) -> str:
@@ -240,9 +335,16 @@ def server_start(era: VllmEra, url: str) -> str | None:
     return None
 
 
-ROUTES = (("/openapi.json", "HEAD, GET"), ("/docs", "HEAD, GET"), ("/redoc", "HEAD, GET"),
-          ("/health", "GET"), ("/metrics", "GET"), ("/v1/models", "GET"),
-          ("/v1/chat/completions", "POST"), ("/v1/completions", "POST"))
+ROUTES = (
+    ("/openapi.json", "HEAD, GET"),
+    ("/docs", "HEAD, GET"),
+    ("/redoc", "HEAD, GET"),
+    ("/health", "GET"),
+    ("/metrics", "GET"),
+    ("/v1/models", "GET"),
+    ("/v1/chat/completions", "POST"),
+    ("/v1/completions", "POST"),
+)
 
 
 def routes() -> list[str]:
@@ -250,28 +352,38 @@ def routes() -> list[str]:
     return ["Available routes are:"] + ["Route: %s, Methods: %s" % route for route in ROUTES]
 
 
-SLOW_TOKENIZER = ("Using a slow tokenizer. This might cause a significant slowdown. "
-                  "Consider using a fast tokenizer instead.")
+SLOW_TOKENIZER = (
+    "Using a slow tokenizer. This might cause a significant slowdown. "
+    "Consider using a fast tokenizer instead."
+)
 
 
 def fp8_warning(era: VllmEra) -> str:
     """§12 FP8 KV-cache scale warning of the era."""
     if era.fp8_warning == "v0":
-        return ("Using FP8 KV cache but no scaling factors provided. Defaulting to scaling factors "
-                "of 1.0. This may lead to less accurate results!")
+        return (
+            "Using FP8 KV cache but no scaling factors provided. Defaulting to scaling factors "
+            "of 1.0. This may lead to less accurate results!"
+        )
     if era.fp8_warning == "v1_old":
-        return ("Using KV cache scaling factor 1.0 for fp8_e4m3. This may cause accuracy issues. "
-                "Please make sure k/v_scale scaling factors are available in the fp8 checkpoint.")
-    return ("Using KV cache scaling factor 1.0 for fp8_e4m3. If this is unintended, verify that "
-            "k/v_scale scaling factors are properly set in the checkpoint.")
+        return (
+            "Using KV cache scaling factor 1.0 for fp8_e4m3. This may cause accuracy issues. "
+            "Please make sure k/v_scale scaling factors are available in the fp8 checkpoint."
+        )
+    return (
+        "Using KV cache scaling factor 1.0 for fp8_e4m3. If this is unintended, verify that "
+        "k/v_scale scaling factors are properly set in the checkpoint."
+    )
 
 
 def preempted_v0(request_id: str, cumulative: int) -> str:
     """§10.1 V0 preemption warning (logged for the 1st, 51st, 101st ... preemption)."""
-    return ("Sequence group %s is preempted by %s mode because there is not enough KV cache space. "
-            "This can affect the end-to-end performance. Increase gpu_memory_utilization or "
-            "tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=%d"
-            % (request_id, "PreemptionMode.RECOMPUTE", cumulative))
+    return (
+        "Sequence group %s is preempted by %s mode because there is not enough KV cache space. "
+        "This can affect the end-to-end performance. Increase gpu_memory_utilization or "
+        "tensor_parallel_size to provide more KV cache memory. total_num_cumulative_preemption=%d"
+        % (request_id, "PreemptionMode.RECOMPUTE", cumulative)
+    )
 
 
 def site(era: VllmEra, key: str) -> str:

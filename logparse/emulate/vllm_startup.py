@@ -1,4 +1,5 @@
 """The start-up part of a vLLM log: loading, compile, KV sizing, graph capture, server ready."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -15,15 +16,16 @@ from logparse.emulate.render import Record, tqdm_segment, uvicorn_info
 class VllmStartup:
     """Lay out a vLLM cold start on the time axis, rank by rank, in the era's line shapes."""
 
-    def __init__(self, params: RunParams, era: VllmEra, noise: Noise, sink: Sink,
-                 pid: Callable[[str], int]) -> None:
+    def __init__(
+        self, params: RunParams, era: VllmEra, noise: Noise, sink: Sink, pid: Callable[[str], int]
+    ) -> None:
         self.params = params
         self.era = era
         self.noise = noise
         self.sink = sink
         self.pid = pid
         self.ranks = list(range(params.tp))
-        self.engine = 0          # the DP engine being laid out (its sources, jitter keys, offset)
+        self.engine = 0  # the DP engine being laid out (its sources, jitter keys, offset)
         self.shift = 0.0
 
     def _src(self, source: str) -> str:
@@ -33,8 +35,16 @@ class VllmStartup:
     def _add(self, t: float, body: str, source: str, **kwargs: Any) -> Record:
         return self.sink.add(t + self.shift, body, source=self._src(source), **kwargs)
 
-    def _log(self, t: float, source: str, key: str, body: str, level: str = "INFO",
-             tag: str = "startup", **meta: Any) -> Record:
+    def _log(
+        self,
+        t: float,
+        source: str,
+        key: str,
+        body: str,
+        level: str = "INFO",
+        tag: str = "startup",
+        **meta: Any,
+    ) -> Record:
         return self._add(t, body, source, level=level, site=L.site(self.era, key), tag=tag, meta=meta)
 
     def _once_ranks(self) -> list[int]:
@@ -57,8 +67,12 @@ class VllmStartup:
             self._log(0.01, "api", "args", L.non_default_args(self._args()))
             self._log(2.1, "api", "arch", "Resolved architecture: %s" % s.model_class)
             self._log(2.1, "api", "maxlen", "Using max model len %s" % s.max_model_len)
-            self._log(2.2, "api", "chunked", "Chunked prefill is enabled with max_num_batched_tokens=%d."
-                      % p.max_num_batched_tokens)
+            self._log(
+                2.2,
+                "api",
+                "chunked",
+                "Chunked prefill is enabled with max_num_batched_tokens=%d." % p.max_num_batched_tokens,
+            )
         if "slow_tokenizer" in p.warnings:
             self._log(1.4, "api", "slow_tok", L.SLOW_TOKENIZER, level="WARNING", tag="warning")
         ends, graph_s, model_load = [], 0.0, 0.0
@@ -77,13 +91,22 @@ class VllmStartup:
             self._engines_initialized(t_end + 0.2 * (ready - t_end))
         ready_record = self._serve(t_end, ready)
         startup = {
-            "weights_gib": s.weights_gib, "weight_load_s": s.weight_load_s, "model_load_s": model_load,
-            "kv_pool_tokens": s.kv_pool_tokens, "kv_gib": s.kv_gib,
+            "weights_gib": s.weights_gib,
+            "weight_load_s": s.weight_load_s,
+            "model_load_s": model_load,
+            "kv_pool_tokens": s.kv_pool_tokens,
+            "kv_gib": s.kv_gib,
             "max_concurrency": round(s.kv_pool_tokens / s.max_model_len, 2),
-            "max_model_len": s.max_model_len, "cuda_graph_s": graph_s, "cuda_graph_sizes": s.cuda_graph_sizes,
-            "cuda_graph_gib": s.cuda_graph_gib, "compile_s": s.compile_s, "init_s": s.init_s,
-            "ready_s": round(ready, 3), "peak_activation_gib": s.peak_activation_gib,
-            "non_torch_gib": s.non_torch_gib, "oom_retries": s.oom_retries,
+            "max_model_len": s.max_model_len,
+            "cuda_graph_s": graph_s,
+            "cuda_graph_sizes": s.cuda_graph_sizes,
+            "cuda_graph_gib": s.cuda_graph_gib,
+            "compile_s": s.compile_s,
+            "init_s": s.init_s,
+            "ready_s": round(ready, 3),
+            "peak_activation_gib": s.peak_activation_gib,
+            "non_torch_gib": s.non_torch_gib,
+            "oom_retries": s.oom_retries,
         }
         return ready, ready_record, startup
 
@@ -101,8 +124,12 @@ class VllmStartup:
             if r in self._once_ranks() or not era.v1:
                 self._log(t_load + 0.01 * r, src, "load_start", L.starting_to_load(s.model))
             if era.v1 and r in self._once_ranks():
-                self._log(t_load + s.weight_load_s + jitter, src, "weights_took",
-                          L.loading_weights_took(s.weight_load_s + jitter))
+                self._log(
+                    t_load + s.weight_load_s + jitter,
+                    src,
+                    "weights_took",
+                    L.loading_weights_took(s.weight_load_s + jitter),
+                )
             done = t_load + model_load + jitter
             self._log(done, src, "model_took", L.model_loading_took(era, s.weights_gib, model_load + jitter))
             if "fp8_kv_scale" in p.warnings and (r in self._once_ranks() or not era.info_once_exists):
@@ -113,8 +140,15 @@ class VllmStartup:
         if s.compile_s is not None:
             t = self._compile(t_init0, s.compile_s)
         if s.oom_retries:
-            autotuner_oom(self.sink, t + 0.5 + self.shift, t + 6.0 + self.shift, s.oom_retries,
-                          [self._src(f"w{r}") for r in self.ranks], p.style.glue_tqdm, None)
+            autotuner_oom(
+                self.sink,
+                t + 0.5 + self.shift,
+                t + 6.0 + self.shift,
+                s.oom_retries,
+                [self._src(f"w{r}") for r in self.ranks],
+                p.style.glue_tqdm,
+                None,
+            )
         t_end = t_init0 + s.init_s
         t_capture = t_end - s.cuda_graph_s - 1.2
         t_kv = t + max(0.5, 0.35 * (t_capture - t))
@@ -122,16 +156,37 @@ class VllmStartup:
         graph_s = self._capture(t_capture, s.cuda_graph_s)
         if era.free_memory_line:
             free = s.total_gpu_gib - 0.81
-            fit = round((s.total_gpu_gib * s.gpu_memory_utilization - s.weights_gib - s.non_torch_gib
-                         - s.peak_activation_gib - s.cuda_graph_gib) * 2**30)
+            fit = round(
+                (
+                    s.total_gpu_gib * s.gpu_memory_utilization
+                    - s.weights_gib
+                    - s.non_torch_gib
+                    - s.peak_activation_gib
+                    - s.cuda_graph_gib
+                )
+                * 2**30
+            )
             fit = s.kv_fit_bytes if s.kv_fit_bytes is not None else fit
             used = s.weights_gib + s.non_torch_gib + s.peak_activation_gib + s.cuda_graph_gib
             full = round((free - used) * 2**30)
             for r in self.ranks:
-                self._log(t_capture + s.cuda_graph_s + 0.3 + 0.01 * r, f"w{r}", "free_mem",
-                          L.free_memory(free, s.total_gpu_gib, s.gpu_memory_utilization, s.weights_gib,
-                                        s.peak_activation_gib, s.non_torch_gib, s.cuda_graph_gib, fit,
-                                        full, s.kv_gib))
+                self._log(
+                    t_capture + s.cuda_graph_s + 0.3 + 0.01 * r,
+                    f"w{r}",
+                    "free_mem",
+                    L.free_memory(
+                        free,
+                        s.total_gpu_gib,
+                        s.gpu_memory_utilization,
+                        s.weights_gib,
+                        s.peak_activation_gib,
+                        s.non_torch_gib,
+                        s.cuda_graph_gib,
+                        fit,
+                        full,
+                        s.kv_gib,
+                    ),
+                )
         self._log(t_end, "core", "init", L.init_engine(era, s.init_s, s.compile_s))
         return t_end, graph_s, model_load
 
@@ -145,8 +200,12 @@ class VllmStartup:
 
     def _args(self) -> dict[str, object]:
         p, s = self.params, self.params.startup
-        args: dict[str, object] = {"model_tag": s.model, "host": "0.0.0.0", "port": 8000,
-                                   "max_model_len": s.max_model_len}
+        args: dict[str, object] = {
+            "model_tag": s.model,
+            "host": "0.0.0.0",
+            "port": 8000,
+            "max_model_len": s.max_model_len,
+        }
         if p.tp > 1:
             args["tensor_parallel_size"] = p.tp
         if p.dp > 1:
@@ -168,10 +227,20 @@ class VllmStartup:
         desc = "Loading safetensors checkpoint shards"
         for n in range(shards + 1):
             elapsed = seconds * n / shards
-            self._add(t0 + max(elapsed, 0.05), "\r" + tqdm_segment(desc, n, shards, elapsed, False),
-                      source="w0", style="raw", tag="progress")
-        self._add(t0 + seconds, "\r" + tqdm_segment(desc, shards, shards, seconds, False),
-                  source="w0", style="raw", tag="progress")
+            self._add(
+                t0 + max(elapsed, 0.05),
+                "\r" + tqdm_segment(desc, n, shards, elapsed, False),
+                source="w0",
+                style="raw",
+                tag="progress",
+            )
+        self._add(
+            t0 + seconds,
+            "\r" + tqdm_segment(desc, shards, shards, seconds, False),
+            source="w0",
+            style="raw",
+            tag="progress",
+        )
 
     def _compile(self, t0: float, total: float) -> float:
         for r in self.ranks:
@@ -179,8 +248,9 @@ class VllmStartup:
             src = f"w{r}"
             cache = f"/root/.cache/vllm/torch_compile_cache/3f9c2a71de/rank_{r}_{self.engine}/backbone"
             dynamo, graph = 0.34 * total * scale, 0.58 * total * scale
-            lines = L.compile_lines(self.era, cache, dynamo, graph, total * scale,
-                                    self.params.max_num_batched_tokens)
+            lines = L.compile_lines(
+                self.era, cache, dynamo, graph, total * scale, self.params.max_num_batched_tokens
+            )
             once = r in self._once_ranks()
             times = (t0 + 0.1, t0 + dynamo, t0 + dynamo + graph, t0 + total * scale)
             keys = ("cache_dir", "dynamo", "compile_graph", "compile_total")
@@ -193,8 +263,15 @@ class VllmStartup:
         s, era = self.params.startup, self.era
         for r in self.ranks:
             if not era.v1:
-                body = L.memory_profiling_v0(3.1, s.total_gpu_gib, s.gpu_memory_utilization, s.weights_gib,
-                                             s.non_torch_gib, s.peak_activation_gib, s.kv_gib)
+                body = L.memory_profiling_v0(
+                    3.1,
+                    s.total_gpu_gib,
+                    s.gpu_memory_utilization,
+                    s.weights_gib,
+                    s.non_torch_gib,
+                    s.peak_activation_gib,
+                    s.kv_gib,
+                )
                 self._log(t + 0.01 * r, f"w{r}", "profiling", body, tag="memory")
             elif r in self._once_ranks() or not era.info_once_exists:
                 self._log(t + 0.01 * r, f"w{r}", "avail_kv", L.available_kv(era, s.kv_gib), tag="kv")
@@ -217,8 +294,13 @@ class VllmStartup:
         for r in self.ranks:
             took = seconds if r == 0 else seconds * self._jit(f"graph|{r}", 0.012)
             if r in self._once_ranks() or not era.info_once_exists:
-                self._log(t0 + took + 0.01, f"w{r}", "graph_done", L.graph_finished(took, s.cuda_graph_gib),
-                          tag="cuda_graph")
+                self._log(
+                    t0 + took + 0.01,
+                    f"w{r}",
+                    "graph_done",
+                    L.graph_finished(took, s.cuda_graph_gib),
+                    tag="cuda_graph",
+                )
                 printed = printed or float("%.0f" % took)
         return printed
 
@@ -234,14 +316,33 @@ class VllmStartup:
         for i, body in enumerate(L.routes()):
             self._log(t + 0.02, "api", "routes" if i == 0 else "route", body)
         pid = self.pid("api")
-        self.sink.add(ready - 0.02, uvicorn_info(f"Started server process [{pid}]", color), source="api",
-                      style="raw", tag="startup")
-        self.sink.add(ready - 0.01, uvicorn_info("Waiting for application startup.", color), source="api",
-                      style="raw", tag="startup")
-        record = self.sink.add(ready, uvicorn_info("Application startup complete.", color), source="api",
-                               style="raw", tag="ready")
+        self.sink.add(
+            ready - 0.02,
+            uvicorn_info(f"Started server process [{pid}]", color),
+            source="api",
+            style="raw",
+            tag="startup",
+        )
+        self.sink.add(
+            ready - 0.01,
+            uvicorn_info("Waiting for application startup.", color),
+            source="api",
+            style="raw",
+            tag="startup",
+        )
+        record = self.sink.add(
+            ready,
+            uvicorn_info("Application startup complete.", color),
+            source="api",
+            style="raw",
+            tag="ready",
+        )
         if not era.v1:
-            self.sink.add(ready + 0.001, uvicorn_info(
-                "Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)", color),
-                source="api", style="raw", tag="startup")
+            self.sink.add(
+                ready + 0.001,
+                uvicorn_info("Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)", color),
+                source="api",
+                style="raw",
+                tag="startup",
+            )
         return record

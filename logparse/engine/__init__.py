@@ -2,6 +2,7 @@
 event kind plus every line's stamp parts. Two implementations give the same batches, value for
 value: `CoreParser` (the compiled Rust core, the default) and `ReferenceParser` (the per-line Python
 parser, the oracle)."""
+
 from __future__ import annotations
 
 import json
@@ -68,9 +69,15 @@ class ReferenceParser:
             texts.append(text)
         events = list(self.lines.parse_lines(zip(range(first_line, first_line + len(texts)), texts)))
         tables = event_batches(self.grammar, events)
-        return BlockResult(tables=tables, stamps=stamp_batch(e["_time"] for e in events),
-                           counts={k: b.num_rows for k, b in tables.items()}, lines=len(texts),
-                           invalid_utf8_lines=invalid, nul_lines=nul, longest_line=longest)
+        return BlockResult(
+            tables=tables,
+            stamps=stamp_batch(e["_time"] for e in events),
+            counts={k: b.num_rows for k, b in tables.items()},
+            lines=len(texts),
+            invalid_utf8_lines=invalid,
+            nul_lines=nul,
+            longest_line=longest,
+        )
 
 
 def core_available() -> bool:
@@ -111,9 +118,15 @@ class CoreParser:
         out = self.core.parse_block(data, n_lines, first_line)  # type: ignore[attr-defined]
         tables = {kind: pa.record_batch(batch) for kind, batch in out["tables"].items()}
         stamps = pa.record_batch(out["stamps"])
-        result = BlockResult(tables=tables, stamps=stamps, counts=dict(out["counts"]), lines=out["lines"],
-                             invalid_utf8_lines=out["invalid_utf8_lines"], nul_lines=out["nul_lines"],
-                             longest_line=out["longest_line"])
+        result = BlockResult(
+            tables=tables,
+            stamps=stamps,
+            counts=dict(out["counts"]),
+            lines=out["lines"],
+            invalid_utf8_lines=out["invalid_utf8_lines"],
+            nul_lines=out["nul_lines"],
+            longest_line=out["longest_line"],
+        )
         if out["reference"]:
             self._merge_reference(result, out["reference"], first_line)
         return result
@@ -126,8 +139,10 @@ class CoreParser:
             self._reference = LineParser(self.grammar, self.engine)
         events = [self._reference.parse(line_no, text) for line_no, text in lines]
         for kind, batch in event_batches(self.grammar, events).items():
-            merged = pa.Table.from_batches([b for b in (result.tables.get(kind), batch) if b is not None],
-                                           schema=kind_schema(self.grammar, kind))
+            merged = pa.Table.from_batches(
+                [b for b in (result.tables.get(kind), batch) if b is not None],
+                schema=kind_schema(self.grammar, kind),
+            )
             merged = merged.take(pc.sort_indices(merged["line_no"])).combine_chunks()
             result.tables[kind] = merged.to_batches()[0]
             result.counts[kind] = merged.num_rows
@@ -146,5 +161,12 @@ def block_parser(grammar: Grammar, engine: str, *, reference: bool = False) -> B
     return CoreParser(grammar, engine)
 
 
-__all__ = ["BlockParser", "BlockResult", "CoreParser", "ReferenceParser", "block_parser", "core_available",
-           "decode_line"]
+__all__ = [
+    "BlockParser",
+    "BlockResult",
+    "CoreParser",
+    "ReferenceParser",
+    "block_parser",
+    "core_available",
+    "decode_line",
+]

@@ -1,5 +1,6 @@
 """Events (dicts, as the reference parser gives them) into Arrow record batches, with exactly the
 schema the compiled core fills (`logparse.store.schema`)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -13,14 +14,23 @@ from logparse.store.schema import EXTRA, core_columns
 
 PAIR = pa.struct([pa.field("key", pa.string()), pa.field("value", pa.string())])
 ARROW_TYPES: dict[str, pa.DataType] = {
-    "int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_(),
-    "floats": pa.list_(pa.float64()), "pairs": pa.list_(PAIR),
+    "int": pa.int64(),
+    "float": pa.float64(),
+    "str": pa.string(),
+    "bool": pa.bool_(),
+    "floats": pa.list_(pa.float64()),
+    "pairs": pa.list_(PAIR),
 }
-STAMP_SCHEMA = pa.schema([
-    pa.field("completeness", pa.uint8(), nullable=False),
-    *(pa.field(name, pa.int32()) for name in ("year", "month", "day", "hour", "minute", "second", "micro", "zone")),
-    pa.field("epoch_us", pa.int64()),
-])
+STAMP_SCHEMA = pa.schema(
+    [
+        pa.field("completeness", pa.uint8(), nullable=False),
+        *(
+            pa.field(name, pa.int32())
+            for name in ("year", "month", "day", "hour", "minute", "second", "micro", "zone")
+        ),
+        pa.field("epoch_us", pa.int64()),
+    ]
+)
 
 
 def kind_schema(grammar: Grammar, kind: str) -> pa.Schema:
@@ -50,8 +60,10 @@ def event_batches(grammar: Grammar, events: Iterable[Mapping[str, Any]]) -> dict
     out: dict[str, pa.RecordBatch] = {}
     for kind, kind_rows in rows.items():
         columns = core_columns(grammar, kind)
-        arrays = [pa.array([_cell(r.get(name), typ) for r in kind_rows], type=ARROW_TYPES[typ])
-                  for name, typ in columns]
+        arrays = [
+            pa.array([_cell(r.get(name), typ) for r in kind_rows], type=ARROW_TYPES[typ])
+            for name, typ in columns
+        ]
         out[kind] = pa.RecordBatch.from_arrays(arrays, schema=kind_schema(grammar, kind))
     return out
 

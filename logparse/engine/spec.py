@@ -4,6 +4,7 @@ Rust `regex` crate's syntax (`translate`), so the core runs exactly what the ref
 Anything the core cannot run (a regex that does not translate) is listed in `untranslatable`:
 lines that rule could take are read by the reference parser instead (see `engine.core`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -32,8 +33,12 @@ class Spec:
 
 def _rust(source: str, where: str, problems: dict[str, str], *, mode: str = "raw") -> dict[str, Any] | None:
     flags, inner = split_flags(source)
-    wrapped = {"raw": inner, "full": r"\A(?:" + inner + r")\Z", "match": r"\A(?:" + inner + ")",
-               "search": SEARCH_HEAD + inner + SEARCH_TAIL}[mode]
+    wrapped = {
+        "raw": inner,
+        "full": r"\A(?:" + inner + r")\Z",
+        "match": r"\A(?:" + inner + ")",
+        "search": SEARCH_HEAD + inner + SEARCH_TAIL,
+    }[mode]
     try:
         t: Translation = translate(wrapped, flags=flags)
     except Untranslatable as exc:
@@ -42,7 +47,9 @@ def _rust(source: str, where: str, problems: dict[str, str], *, mode: str = "raw
     return {"pattern": t.pattern, "groups": t.groups}
 
 
-def _compiled(pattern: regex.Pattern[str], where: str, problems: dict[str, str], mode: str) -> dict[str, Any] | None:
+def _compiled(
+    pattern: regex.Pattern[str], where: str, problems: dict[str, str], mode: str
+) -> dict[str, Any] | None:
     return _rust(pattern.pattern, where, problems, mode=mode)
 
 
@@ -65,26 +72,49 @@ def build_spec(grammar: Grammar, engine: str) -> Spec:
     untranslatable: dict[str, str] = {}
     for rule in eng.rules:
         local: dict[str, str] = {}
-        item = _stats_spec(grammar, rule, local) if isinstance(rule, StatsRule) else _rule_spec(grammar, rule, local)
+        item = (
+            _stats_spec(grammar, rule, local)
+            if isinstance(rule, StatsRule)
+            else _rule_spec(grammar, rule, local)
+        )
         if local:
             untranslatable[rule.name] = "; ".join(f"{k}: {v}" for k, v in local.items())
-            item = {"name": rule.name, "kind": rule.kind, "type": "reference", "fallback": rule.fallback,
-                    "anchors": list(getattr(rule, "anchors", ())), "first": list(getattr(rule, "first", ()))}
+            item = {
+                "name": rule.name,
+                "kind": rule.kind,
+                "type": "reference",
+                "fallback": rule.fallback,
+                "anchors": list(getattr(rule, "anchors", ())),
+                "first": list(getattr(rule, "first", ())),
+            }
         rules.append(item)
     envelope_problems = {k: v for k, v in problems.items()}
     kinds = sorted({r.kind for r in eng.rules} | {"unparsed"})
     data = {
-        "version": SPEC_VERSION, "engine": engine, "match_limit": MATCH_LIMIT,
-        "untyped_levels": sorted(eng.untyped_levels), "levels": dict(env.levels), "months": dict(env.months),
-        "container": {"message": list(env.container.message), "time": list(env.container.time),
-                      "level": list(env.container.level), "pid": list(env.container.pid),
-                      "rank": list(env.container.rank)},
-        "tokens": tokens, "stamps": stamps, "epoch_completeness": EPOCH_ONLY, "rules": rules,
+        "version": SPEC_VERSION,
+        "engine": engine,
+        "match_limit": MATCH_LIMIT,
+        "untyped_levels": sorted(eng.untyped_levels),
+        "levels": dict(env.levels),
+        "months": dict(env.months),
+        "container": {
+            "message": list(env.container.message),
+            "time": list(env.container.time),
+            "level": list(env.container.level),
+            "pid": list(env.container.pid),
+            "rank": list(env.container.rank),
+        },
+        "tokens": tokens,
+        "stamps": stamps,
+        "epoch_completeness": EPOCH_ONLY,
+        "rules": rules,
         "kinds": {kind: [[name, typ] for name, typ in core_columns(grammar, kind)] for kind in kinds},
     }
     if envelope_problems:
-        raise Untranslatable("the envelope cannot run in the core: " + "; ".join(
-            f"{k}: {v}" for k, v in envelope_problems.items()))
+        raise Untranslatable(
+            "the envelope cannot run in the core: "
+            + "; ".join(f"{k}: {v}" for k, v in envelope_problems.items())
+        )
     return Spec(data=data, untranslatable=untranslatable)
 
 
@@ -93,33 +123,54 @@ def _types(grammar: Grammar, rule: Rule | StatsRule) -> dict[str, str]:
 
 
 def _rule_spec(grammar: Grammar, rule: Rule, problems: dict[str, str]) -> dict[str, Any]:
-    finds = [f for f in (_compiled(p, f"find {i + 1}", problems, "raw") for i, p in enumerate(rule.find)) if f]
+    finds = [
+        f for f in (_compiled(p, f"find {i + 1}", problems, "raw") for i, p in enumerate(rule.find)) if f
+    ]
     return {
-        "name": rule.name, "kind": rule.kind, "type": "regex", "fallback": rule.fallback,
+        "name": rule.name,
+        "kind": rule.kind,
+        "type": "regex",
+        "fallback": rule.fallback,
         "levels": None if rule.levels is None else sorted(rule.levels),
-        "anchors": list(rule.anchors), "unless": list(rule.unless),
+        "anchors": list(rule.anchors),
+        "unless": list(rule.unless),
         "full": _compiled(rule.regex, "regex", problems, "full"),
         "search": _compiled(rule.regex, "regex (search)", problems, "search"),
-        "find": finds, "constants": dict(rule.constants), "templates": rule.templates,
-        "derive": {name: list(spec) for name, spec in rule.derive.items()}, "types": _types(grammar, rule),
+        "find": finds,
+        "constants": dict(rule.constants),
+        "templates": rule.templates,
+        "derive": {name: list(spec) for name, spec in rule.derive.items()},
+        "types": _types(grammar, rule),
     }
 
 
 def _stats_spec(grammar: Grammar, rule: StatsRule, problems: dict[str, str]) -> dict[str, Any]:
     def entry(e: Any, where: str) -> dict[str, Any]:
-        return {"key": e.key, "field": e.field, "units": list(e.units),
-                "value": None if e.value is None else _compiled(e.value, f"{where} value", problems, "full"),
-                "pattern": None if e.pattern is None else _compiled(e.pattern, f"{where} pattern", problems, "full")}
+        return {
+            "key": e.key,
+            "field": e.field,
+            "units": list(e.units),
+            "value": None if e.value is None else _compiled(e.value, f"{where} value", problems, "full"),
+            "pattern": None
+            if e.pattern is None
+            else _compiled(e.pattern, f"{where} pattern", problems, "full"),
+        }
 
     return {
-        "name": rule.name, "kind": rule.kind, "type": "stats", "fallback": False,
+        "name": rule.name,
+        "kind": rule.kind,
+        "type": "stats",
+        "fallback": False,
         "levels": None if rule.levels is None else sorted(rule.levels),
         "title": _compiled(rule.title_regex, "title", problems, "full"),
         "search_title": _rust(rule.title, "title (search)", problems, mode="search"),
-        "first": list(rule.first), "require": list(rule.require), "unless": list(rule.unless),
+        "first": list(rule.first),
+        "require": list(rule.require),
+        "unless": list(rule.unless),
         "keys": [entry(e, f"key {e.key!r}") for e in rule.keys.values()],
         "key_patterns": [entry(e, f"key pattern {i + 1}") for i, e in enumerate(rule.key_patterns)],
-        "constants": dict(rule.constants), "types": _types(grammar, rule),
+        "constants": dict(rule.constants),
+        "types": _types(grammar, rule),
     }
 
 

@@ -12,12 +12,13 @@ A pattern that does not translate raises `Untranslatable` (lookaround, backrefer
 conditionals, atomic groups, possessive repeats, word boundaries): `patterns check` reports it, and
 lines such a rule could take are read by the reference parser.
 """
+
 from __future__ import annotations
 
 import re
-import re._constants as C  # noqa: N812 - the stdlib's own name
-import re._parser as P  # noqa: N812
-from collections.abc import Mapping
+import re._constants as C
+import re._parser as P
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 _NAME_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -81,7 +82,7 @@ class _Emitter:
     def seq(self, items: Iterable[tuple[object, object]], flags: int) -> str:
         return "".join(self.item(op, av, flags) for op, av in items)
 
-    def item(self, op: object, av: object, flags: int) -> str:  # noqa: C901, PLR0911, PLR0912
+    def item(self, op: object, av: object, flags: int) -> str:
         if op is C.LITERAL:
             ch = chr(av)  # type: ignore[arg-type]
             if flags & C.SRE_FLAG_IGNORECASE and ch.isascii() and ch.isalpha():
@@ -180,7 +181,6 @@ def _is_atom(sub: list[tuple[object, object]]) -> bool:
         return False
     op = sub[0][0]
     return op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN, C.SUBPATTERN)
-
 
 
 @dataclass(frozen=True)

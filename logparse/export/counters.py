@@ -3,6 +3,7 @@
 Every function takes one series' points, time-ordered with one point per timestamp
 (Unix milliseconds, value), and returns the counter's samples.
 """
+
 from __future__ import annotations
 
 import statistics

@@ -5,6 +5,7 @@ openmetrics` reads: each family once (`# TYPE`, `# HELP`, then its samples), cou
 `<family>_total`, every sample stamped in seconds since the epoch, samples of a series in time
 order, and a closing `# EOF`.
 """
+
 from __future__ import annotations
 
 import math

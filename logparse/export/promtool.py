@@ -1,4 +1,5 @@
 """Backfill OpenMetrics text into a Prometheus TSDB with Prometheus's own `promtool`."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,8 +8,9 @@ from pathlib import Path
 
 from logparse.errors import InputError
 
-INSTALL_HINT = ("install Debian's `prometheus` package (apt-get install prometheus), or name the binary "
-                "with --promtool")
+INSTALL_HINT = (
+    "install Debian's `prometheus` package (apt-get install prometheus), or name the binary with --promtool"
+)
 
 
 def find_promtool(name: str = "promtool") -> str:
@@ -25,9 +27,15 @@ def create_blocks(promtool: str, openmetrics_file: Path, tsdb: Path) -> str:
     Raises InputError with promtool's own message when it refuses the input or the folder.
     """
     tsdb.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics_file), str(tsdb)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics_file), str(tsdb)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         detail = (done.stderr or done.stdout).strip().splitlines()
-        raise InputError(f"promtool could not write blocks to {tsdb}: {detail[-1] if detail else done.returncode}")
+        raise InputError(
+            f"promtool could not write blocks to {tsdb}: {detail[-1] if detail else done.returncode}"
+        )
     return done.stdout

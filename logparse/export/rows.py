@@ -5,6 +5,7 @@ event's ``time`` as Unix milliseconds: a naive ``time`` is read as UTC, an aware
 and one ``label_*`` column per label the engine puts on its series (vLLM V1 ``engine``; SGLang
 ``dp_rank``, ``tp_rank``, ``pp_rank``, ``moe_ep_rank`` from the printed rank).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -54,7 +55,8 @@ def era_rows(tables: Mapping[str, pl.DataFrame], era: Era, kind: str) -> pl.Data
         if era == "vllm-v0":
             return frame.filter(v0)
         return frame.filter(~v0 & pl.col("engines_aggregated").is_null()).with_columns(
-            pl.col("engine_idx").cast(pl.String).alias(LABEL_PREFIX + "engine"))
+            pl.col("engine_idx").cast(pl.String).alias(LABEL_PREFIX + "engine")
+        )
     return frame  # prefix_cache: a V0-only line
 
 
@@ -75,8 +77,11 @@ def _timed(frame: pl.DataFrame) -> pl.DataFrame:
     needed = ("swapped", "engines_aggregated", "engine_idx", "rank", *V0_SPEC_FIELDS)
     frame = frame.with_columns(pl.lit(None).alias(c) for c in needed if c not in frame.columns)
     # dt.epoch reads a naive datetime as UTC and converts an aware one: both give the UTC instant.
-    return frame.filter(pl.col("time").is_not_null()).with_columns(
-        pl.col("time").dt.epoch("ms").alias("t_ms")).sort("line_no")
+    return (
+        frame.filter(pl.col("time").is_not_null())
+        .with_columns(pl.col("time").dt.epoch("ms").alias("t_ms"))
+        .sort("line_no")
+    )
 
 
 def _engine_of_stats_line(tables: Mapping[str, pl.DataFrame], spec: pl.DataFrame) -> pl.DataFrame:
@@ -99,4 +104,6 @@ def _sglang_rows(tables: Mapping[str, pl.DataFrame], frame: pl.DataFrame, kind: 
         return decode.drop("tokens", strict=False).join_asof(pool, on="line_no", strategy="backward")
     parts = pl.col("rank").cast(pl.String)
     return frame.with_columns(
-        parts.str.extract(rf"\b{part}(\d+)\b", 1).alias(LABEL_PREFIX + label) for part, label in SGLANG_RANK_LABELS.items())
+        parts.str.extract(rf"\b{part}(\d+)\b", 1).alias(LABEL_PREFIX + label)
+        for part, label in SGLANG_RANK_LABELS.items()
+    )

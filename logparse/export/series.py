@@ -1,4 +1,5 @@
 """One run's metric series: each catalog metric its log supports, as time-ordered samples."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -37,30 +38,37 @@ class RunSeries:
     version: str | None
     model_name: str | None
     series: list[Series] = field(default_factory=list)
-    untimed: int = 0                      # stats lines without a timestamp, not exported
-    aggregated: int = 0                   # vLLM `N Engines Aggregated` stats lines, not exported
+    untimed: int = 0  # stats lines without a timestamp, not exported
+    aggregated: int = 0  # vLLM `N Engines Aggregated` stats lines, not exported
     unprinted: list[str] = field(default_factory=list)  # catalog metrics of its eras the log never printed
 
 
-def run_series(tables: Mapping[str, pl.DataFrame], *, engine: str, run: str,
-               model_name: str | None = None) -> RunSeries:
+def run_series(
+    tables: Mapping[str, pl.DataFrame], *, engine: str, run: str, model_name: str | None = None
+) -> RunSeries:
     """The series of one log's event tables (`IngestResult.tables`), labelled with `run`.
 
     `model_name` overrides the served model the log names (vLLM/SGLang `served_model_name`,
     else the model); with neither, the ``model_name`` label is left out.
     """
     version = _config_value(tables, ("version",))
-    out = RunSeries(run=run, engine=engine, version=version,
-                    model_name=model_name or _config_value(tables, ("served_model_name", "model")),
-                    untimed=untimed(tables, STATS_KINDS), aggregated=aggregated_lines(tables))
+    out = RunSeries(
+        run=run,
+        engine=engine,
+        version=version,
+        model_name=model_name or _config_value(tables, ("served_model_name", "model")),
+        untimed=untimed(tables, STATS_KINDS),
+        aggregated=aggregated_lines(tables),
+    )
     base: Labels = (("model_name", out.model_name),) if out.model_name else ()
     for era in ENGINE_ERAS.get(engine, ()):
         rows = {kind: era_rows(tables, era, kind) for kind in {m.table for m in CATALOG if m.era == era}}
         for metrics in _by_name(m for m in CATALOG if m.era == era and _exported_in(m, version)):
             frames = [f for f in (_value_rows(m, rows[m.table], version) for m in metrics) if f is not None]
             if all(f.is_empty() for f in frames):
-                out.unprinted.extend(f"{m.name} ({m.table}.{m.column})" for m in metrics
-                                     if not rows[m.table].is_empty())
+                out.unprinted.extend(
+                    f"{m.name} ({m.table}.{m.column})" for m in metrics if not rows[m.table].is_empty()
+                )
                 continue
             out.series.extend(_series(metrics, pl.concat(frames, how="diagonal_relaxed"), base, run))
     return out
@@ -80,7 +88,8 @@ def _value_rows(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.D
     if values is None:
         return None
     return rows.select("t_ms", "line_no", *label_columns(metric.era), values.alias("value")).filter(
-        pl.col("value").is_not_null())
+        pl.col("value").is_not_null()
+    )
 
 
 def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -> list[Series]:
@@ -90,9 +99,16 @@ def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -
     for row in rows.sort("line_no").iter_rows(named=True):
         key = (*base, *((label_name(k), str(row[k])) for k in labels if row[k] is not None), ("run", run))
         grouped[key].append((row["t_ms"], float(row["value"])))
-    return [Series(metric.name, metric.type, help_text(metrics), key,
-                   tuple(_as_metric(metric, _one_per_timestamp(metric, points))))
-            for key, points in sorted(grouped.items())]
+    return [
+        Series(
+            metric.name,
+            metric.type,
+            help_text(metrics),
+            key,
+            tuple(_as_metric(metric, _one_per_timestamp(metric, points))),
+        )
+        for key, points in sorted(grouped.items())
+    ]
 
 
 def _values(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.Expr | None:
@@ -116,7 +132,9 @@ def _one_per_timestamp(metric: Metric, points: list[Point]) -> list[Point]:
     by_time: dict[int, list[float]] = defaultdict(list)
     for t, v in points:
         by_time[t].append(v)
-    merge = {"rate_integral": lambda vs: sum(vs) / len(vs), "interval_sum": sum}.get(metric.how, lambda vs: vs[-1])
+    merge = {"rate_integral": lambda vs: sum(vs) / len(vs), "interval_sum": sum}.get(
+        metric.how, lambda vs: vs[-1]
+    )
     return [(t, float(merge(vs))) for t, vs in sorted(by_time.items())]
 
 

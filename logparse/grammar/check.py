@@ -7,6 +7,7 @@ engine, with exactly the values its `expect` table states; the compiled core rea
 as the reference parser does, and runs every regex (or `patterns check` says which rule it leaves
 to the reference parser); every regex stays within a time budget on pathological 100 KB lines.
 """
+
 from __future__ import annotations
 
 import math
@@ -83,14 +84,21 @@ def _check_stamps(grammar: Grammar) -> Iterator[Problem]:
             where = f'stamp "{stamp.name}", sample {sample.index}'
             first = next((s for s in grammar.envelope.stamps if s.regex.fullmatch(sample.line)), None)
             if first is not stamp:
-                yield Problem(stamp.file, where, f"the sample is read by stamp {first.name if first else None!r}, "
-                              "not by its own", help="stamps are tried in file order")
+                yield Problem(
+                    stamp.file,
+                    where,
+                    f"the sample is read by stamp {first.name if first else None!r}, not by its own",
+                    help="stamps are tried in file order",
+                )
                 continue
             parts = read_stamp(grammar.envelope, sample.line)
             m = stamp.regex.fullmatch(sample.line)
             assert m is not None
-            got = {k: (int(v) if k not in ("f", "tz", "mon", "epoch") else v) for k, v in m.groupdict().items()
-                   if v is not None}
+            got = {
+                k: (int(v) if k not in ("f", "tz", "mon", "epoch") else v)
+                for k, v in m.groupdict().items()
+                if v is not None
+            }
             if parts is None:
                 yield Problem(stamp.file, where, "the sample is not a valid time")
             yield from _compare(stamp.file, where, sample, got)
@@ -103,8 +111,13 @@ def _check_tokens(grammar: Grammar, parser: Any) -> Iterator[Problem]:
             frame = parser.frame(sample.line)
             used = [n.source for n in frame.notes]
             if token.name not in used:
-                yield Problem(token.file, where, "the token does not take its part of the sample",
-                              _caret(token.regex, sample.line, full=False), f"tokens taken: {used or 'none'}")
+                yield Problem(
+                    token.file,
+                    where,
+                    "the token does not take its part of the sample",
+                    _caret(token.regex, sample.line, full=False),
+                    f"tokens taken: {used or 'none'}",
+                )
                 continue
             reading = parser.reading(frame.notes)
             got = {k: getattr(reading, k) for k in ENVELOPE_KEYS if getattr(reading, k) is not None}
@@ -127,24 +140,45 @@ def _check_rules(grammar: Grammar, parser: Any) -> Iterator[Problem]:
             if event.get("rule") != rule.name:
                 yield _no_match(rule, sample, frame.body, event.get("rule"), where)
                 continue
-            others = [m.rule.name for m in parser.regular
-                      if m is not matcher and m.allows_text(frame.body) and m.match_body(frame.body) is not None]
+            others = [
+                m.rule.name
+                for m in parser.regular
+                if m is not matcher and m.allows_text(frame.body) and m.match_body(frame.body) is not None
+            ]
             if others:
-                yield Problem(rule.file, where, f"sample is also matched by rule(s) {others}",
-                              f"  body : {_clip(frame.body)}",
-                              "make the rules disjoint: a line must have exactly one reading")
+                yield Problem(
+                    rule.file,
+                    where,
+                    f"sample is also matched by rule(s) {others}",
+                    f"  body : {_clip(frame.body)}",
+                    "make the rules disjoint: a line must have exactly one reading",
+                )
                 continue
             if event.get("extra"):
                 keys = [k for k, _ in event["extra"]]
-                yield Problem(rule.file, where, f"sample has keys the rule does not know: {keys}",
-                              help="add them to the rule's keys (a sample shows what the rule reads)")
+                yield Problem(
+                    rule.file,
+                    where,
+                    f"sample has keys the rule does not know: {keys}",
+                    help="add them to the rule's keys (a sample shows what the rule reads)",
+                )
                 continue
-            got = {k: v for k, v in event.items()
-                   if k not in {"kind", "line_no", "engine", "rule", "raw", "extra"} and not k.startswith("_")
-                   and v is not None}
+            got = {
+                k: v
+                for k, v in event.items()
+                if k not in {"kind", "line_no", "engine", "rule", "raw", "extra"}
+                and not k.startswith("_")
+                and v is not None
+            }
             yield from _check_expect_keys(grammar, rule, where, sample)
-            yield from _compare(rule.file, where, sample, got, ignore=set(rule.constants),
-                                optional=set(ENVELOPE_KEYS) | {"prefix"})
+            yield from _compare(
+                rule.file,
+                where,
+                sample,
+                got,
+                ignore=set(rule.constants),
+                optional=set(ENVELOPE_KEYS) | {"prefix"},
+            )
 
 
 def _check_core(grammar: Grammar, engine: str) -> Iterator[Problem]:
@@ -155,13 +189,19 @@ def _check_core(grammar: Grammar, engine: str) -> Iterator[Problem]:
     try:
         spec = build_spec(grammar, engine)
     except ValueError as exc:
-        yield Problem(Path(grammar.engines[engine].files[0]), "envelope", f"the compiled core cannot run it: {exc}")
+        yield Problem(
+            Path(grammar.engines[engine].files[0]), "envelope", f"the compiled core cannot run it: {exc}"
+        )
         return
     for name, why in spec.untranslatable.items():
         rule = next(r for r in grammar.engines[engine].rules if r.name == name)
-        yield Problem(rule.file, f'rule "{name}"', f"the compiled core cannot run this rule ({why}); lines it "
-                      "could take are read by the slower reference parser",
-                      help="avoid lookaround, backreferences and word boundaries")
+        yield Problem(
+            rule.file,
+            f'rule "{name}"',
+            f"the compiled core cannot run this rule ({why}); lines it "
+            "could take are read by the slower reference parser",
+            help="avoid lookaround, backreferences and word boundaries",
+        )
     if not core_available():
         return
     core, ref = CoreParser(grammar, engine), ReferenceParser(grammar, engine)
@@ -173,9 +213,12 @@ def _check_core(grammar: Grammar, engine: str) -> Iterator[Problem]:
             if not same or not a.stamps.equals(b.stamps):
                 got = {k: v.to_pylist() for k, v in a.tables.items()}
                 want = {k: v.to_pylist() for k, v in b.tables.items()}
-                yield Problem(rule.file, f'rule "{rule.name}", sample {sample.index}',
-                              "the compiled core reads the sample differently from the reference parser",
-                              f"  core     : {got}\n  reference: {want}")
+                yield Problem(
+                    rule.file,
+                    f'rule "{rule.name}", sample {sample.index}',
+                    "the compiled core reads the sample differently from the reference parser",
+                    f"  core     : {got}\n  reference: {want}",
+                )
 
 
 def _check_expect_keys(grammar: Grammar, rule: AnyRule, where: str, sample: Sample) -> Iterator[Problem]:
@@ -187,21 +230,49 @@ def _check_expect_keys(grammar: Grammar, rule: AnyRule, where: str, sample: Samp
 
 def _no_match(rule: AnyRule, sample: Sample, body: str, taken_by: str | None, where: str) -> Problem:
     if isinstance(rule, StatsRule):
-        return Problem(rule.file, where, f"the line parses as rule {taken_by!r}",
-                       f"  body : {_clip(body)}", "its pairs must begin with one of `first` and hold `require`")
+        return Problem(
+            rule.file,
+            where,
+            f"the line parses as rule {taken_by!r}",
+            f"  body : {_clip(body)}",
+            "its pairs must begin with one of `first` and hold `require`",
+        )
     if taken_by is not None:
-        return Problem(rule.file, where, f"the line parses as rule {taken_by!r}", f"  body : {_clip(body)}",
-                       "rules are tried in file order; make the earlier one more specific")
+        return Problem(
+            rule.file,
+            where,
+            f"the line parses as rule {taken_by!r}",
+            f"  body : {_clip(body)}",
+            "rules are tried in file order; make the earlier one more specific",
+        )
     missing = [a for a in rule.anchors if a not in body]
     if missing:
-        return Problem(rule.file, where, f"anchor(s) {missing} not in the message", f"  body : {_clip(body)}",
-                       "an anchor must be a literal substring of every line the rule matches")
-    return Problem(rule.file, where, "pattern does not match the whole message", _caret(rule.regex, body, full=True),
-                   "add an optional group for the new field, or add a new rule for this version")
+        return Problem(
+            rule.file,
+            where,
+            f"anchor(s) {missing} not in the message",
+            f"  body : {_clip(body)}",
+            "an anchor must be a literal substring of every line the rule matches",
+        )
+    return Problem(
+        rule.file,
+        where,
+        "pattern does not match the whole message",
+        _caret(rule.regex, body, full=True),
+        "add an optional group for the new field, or add a new rule for this version",
+    )
 
 
-def _compare(file: Path, where: str, sample: Sample, got: dict[str, Any], *, strict: bool = True,
-             ignore: Iterable[str] = (), optional: Iterable[str] = ()) -> Iterator[Problem]:
+def _compare(
+    file: Path,
+    where: str,
+    sample: Sample,
+    got: dict[str, Any],
+    *,
+    strict: bool = True,
+    ignore: Iterable[str] = (),
+    optional: Iterable[str] = (),
+) -> Iterator[Problem]:
     ignored = set(ignore)
     opt = set(optional)
     for key, want in sample.expect.items():
@@ -211,8 +282,12 @@ def _compare(file: Path, where: str, sample: Sample, got: dict[str, Any], *, str
         extra = sorted(k for k in got if k not in sample.expect and k not in ignored and k not in opt)
         if extra:
             shown = ", ".join(f"{k} = {got[k]!r}" for k in extra)
-            yield Problem(file, where, f"extracted values the sample does not state: {shown}",
-                          help="add them to the sample's expect table")
+            yield Problem(
+                file,
+                where,
+                f"extracted values the sample does not state: {shown}",
+                help="add them to the sample's expect table",
+            )
 
 
 def _same(want: Any, got: Any) -> bool:
@@ -231,6 +306,7 @@ def _clip(text: str, limit: int = 160) -> str:
 
 def matched_prefix(pattern: regex.Pattern[str], text: str, *, full: bool) -> int:
     """Length of the longest prefix of `text` that could still begin a match of `pattern`."""
+
     def could_continue(k: int) -> bool:
         try:
             method = pattern.fullmatch if full else pattern.match
@@ -251,7 +327,11 @@ def matched_prefix(pattern: regex.Pattern[str], text: str, *, full: bool) -> int
 def _caret(pattern: regex.Pattern[str], text: str, *, full: bool) -> str:
     pos = matched_prefix(pattern, text, full=full)
     start = max(0, pos - CARET_CONTEXT)
-    shown = ("…" if start else "") + text[start:pos + CARET_CONTEXT] + ("…" if pos + CARET_CONTEXT < len(text) else "")
+    shown = (
+        ("…" if start else "")
+        + text[start : pos + CARET_CONTEXT]
+        + ("…" if pos + CARET_CONTEXT < len(text) else "")
+    )
     offset = pos - start + (1 if start else 0)
     return f"  body : {shown}\n         {' ' * offset}^ matched up to here"
 
@@ -305,9 +385,15 @@ def check_timing(grammar: Grammar, *, budget_s: float = TIME_BUDGET_S) -> list[P
                 pass
             elapsed = time.process_time() - start
             if elapsed > budget_s:
-                problems.append(Problem(file, where, f"took {elapsed:.2f} s on a {len(text):,}-character "
-                                        f"pathological line (budget {budget_s} s)",
-                                        f"  line : {_clip(text, 80)}",
-                                        "avoid nested quantifiers and unbounded `.*` before optional parts"))
+                problems.append(
+                    Problem(
+                        file,
+                        where,
+                        f"took {elapsed:.2f} s on a {len(text):,}-character "
+                        f"pathological line (budget {budget_s} s)",
+                        f"  line : {_clip(text, 80)}",
+                        "avoid nested quantifiers and unbounded `.*` before optional parts",
+                    )
+                )
                 break
     return problems

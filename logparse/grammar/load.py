@@ -4,6 +4,7 @@ Unknown keys are errors at every level (a misspelt `fallbak = true` must not pas
 every regex is compiled here, with `{{NAME}}` replaced by a `[defs]` entry (defs of files without
 `engine = ...` are visible in every later file).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,17 +20,81 @@ import regex
 
 from logparse.errors import PatternError
 from logparse.grammar.model import (
-    COMMON_FIELDS, DERIVE_FUNCTIONS, FIELD_TYPES, REGEX_FLAGS, STAMP_GROUPS, TOKEN_GROUPS, AnyRule,
-    Container, EngineGrammar, Envelope, FieldType, Grammar, Rule, Sample, Stamp, StatsKey, StatsRule, Token,
+    COMMON_FIELDS,
+    DERIVE_FUNCTIONS,
+    FIELD_TYPES,
+    REGEX_FLAGS,
+    STAMP_GROUPS,
+    TOKEN_GROUPS,
+    AnyRule,
+    Container,
+    EngineGrammar,
+    Envelope,
+    FieldType,
+    Grammar,
+    Rule,
+    Sample,
+    Stamp,
+    StatsKey,
+    StatsRule,
+    Token,
 )
 
 PATTERNS_ENV = "LOGPARSE_PATTERNS"
-FILE_KEYS = frozenset({"engine", "title", "defs", "detect", "kinds", "rule", "token", "stamp", "container",
-                       "levels", "months", "untyped_levels", "description", "source"})
-RULE_KEYS = frozenset({"name", "kind", "anchor", "unless", "find", "regex", "levels", "fallback", "set", "types", "derive",
-                       "source", "description", "sample"})
-STATS_KEYS = frozenset({"name", "kind", "title", "first", "require", "unless", "keys", "key", "levels", "set", "types",
-                        "source", "description", "sample"})
+FILE_KEYS = frozenset(
+    {
+        "engine",
+        "title",
+        "defs",
+        "detect",
+        "kinds",
+        "rule",
+        "token",
+        "stamp",
+        "container",
+        "levels",
+        "months",
+        "untyped_levels",
+        "description",
+        "source",
+    }
+)
+RULE_KEYS = frozenset(
+    {
+        "name",
+        "kind",
+        "anchor",
+        "unless",
+        "find",
+        "regex",
+        "levels",
+        "fallback",
+        "set",
+        "types",
+        "derive",
+        "source",
+        "description",
+        "sample",
+    }
+)
+STATS_KEYS = frozenset(
+    {
+        "name",
+        "kind",
+        "title",
+        "first",
+        "require",
+        "unless",
+        "keys",
+        "key",
+        "levels",
+        "set",
+        "types",
+        "source",
+        "description",
+        "sample",
+    }
+)
 EXTENSION_KEYS = frozenset({"extends", "keys", "key", "types", "source", "description", "sample"})
 STATS_ENTRY_KEYS = frozenset({"field", "unit", "value", "pattern"})
 TOKEN_KEYS = frozenset({"name", "regex", "partial", "source", "description", "sample"})
@@ -143,7 +208,7 @@ class _Loader:
         self._load_envelope_parts(path, data, defs)
         if engine is None:
             if data.get("rule") or data.get("untyped_levels"):
-                self.problem(path, "file", "rules need `engine = \"...\"` at the top")
+                self.problem(path, "file", 'rules need `engine = "..."` at the top')
             return
         self._load_engine(path, str(engine), data, defs)
 
@@ -172,7 +237,9 @@ class _Loader:
             self.unknown_keys(path, "container", container, CONTAINER_KEYS)
             for key in self.container:
                 self.container[key].extend(str(k) for k in container.get(key, []))
-            self.container_samples.extend(self._samples(path, "container", container.get("sample"), need=False))
+            self.container_samples.extend(
+                self._samples(path, "container", container.get("sample"), need=False)
+            )
         for printed, level in data.get("levels", {}).items():
             self.levels[str(printed).upper()] = str(level)
         for name, number in data.get("months", {}).items():
@@ -205,7 +272,7 @@ class _Loader:
 
     def _load_kind(self, path: Path, kind: str, fields: Any) -> None:
         if not isinstance(fields, dict):
-            self.problem(path, f"kind {kind!r}", "must be a table of field = \"type\"")
+            self.problem(path, f"kind {kind!r}", 'must be a table of field = "type"')
             return
         target = self.kinds.setdefault(kind, {})
         docs = self.descriptions.setdefault(kind, {})
@@ -217,23 +284,31 @@ class _Loader:
                 unit = spec.get("unit")
                 doc = str(spec.get("doc", "")) + (f" [{unit}]" if unit else "")
             if typ not in FIELD_TYPES:
-                self.problem(path, f"kind {kind!r}", f"field {name!r} has unknown type {typ!r} "
-                             f"(expected one of {sorted(FIELD_TYPES)})")
+                self.problem(
+                    path,
+                    f"kind {kind!r}",
+                    f"field {name!r} has unknown type {typ!r} (expected one of {sorted(FIELD_TYPES)})",
+                )
                 continue
             if name in COMMON_FIELDS or name in ("time", "extra"):
                 self.problem(path, f"kind {kind!r}", f"field {name!r} is a common column")
                 continue
             if target.get(name, typ) != typ:
-                self.problem(path, f"kind {kind!r}", f"field {name!r} is declared {target[name]!r} elsewhere; "
-                             f"a field has one type across all grammars")
+                self.problem(
+                    path,
+                    f"kind {kind!r}",
+                    f"field {name!r} is declared {target[name]!r} elsewhere; "
+                    f"a field has one type across all grammars",
+                )
                 continue
             target[name] = typ
             if doc:
                 docs[name] = doc
 
     # -- regexes and samples -------------------------------------------------------------------
-    def compile(self, path: Path, where: str, source: Any, defs: Mapping[str, str],
-                *, allow_empty: bool = False) -> tuple[str, regex.Pattern[str]] | None:
+    def compile(
+        self, path: Path, where: str, source: Any, defs: Mapping[str, str], *, allow_empty: bool = False
+    ) -> tuple[str, regex.Pattern[str]] | None:
         if not isinstance(source, str) or (not source.strip() and not allow_empty):
             self.problem(path, where, "missing `regex`")
             return None
@@ -260,8 +335,14 @@ class _Loader:
                 self.problem(path, f"{where}, sample {i + 1}", "a sample needs `line = '...'`")
                 continue
             self.unknown_keys(path, f"{where}, sample {i + 1}", item, SAMPLE_KEYS)
-            samples.append(Sample(line=item["line"], expect=dict(item.get("expect", {})), index=i + 1,
-                                  source=str(item.get("source", ""))))
+            samples.append(
+                Sample(
+                    line=item["line"],
+                    expect=dict(item.get("expect", {})),
+                    index=i + 1,
+                    source=str(item.get("source", "")),
+                )
+            )
         if need and not samples:
             self.problem(path, where, "has no sample line; add a real line it matches as [[...sample]]")
         return tuple(samples)
@@ -278,8 +359,14 @@ class _Loader:
         if bad:
             self.problem(path, where, f"unknown group(s) {bad} (a stamp captures {sorted(STAMP_GROUPS)})")
             return None
-        return Stamp(name=name, pattern=compiled[0], regex=compiled[1], samples=samples, file=path,
-                     source=str(item.get("source", "")))
+        return Stamp(
+            name=name,
+            pattern=compiled[0],
+            regex=compiled[1],
+            samples=samples,
+            file=path,
+            source=str(item.get("source", "")),
+        )
 
     def _load_token(self, path: Path, i: int, item: dict[str, Any], defs: Mapping[str, str]) -> Token | None:
         name = str(item.get("name", f"#{i + 1}"))
@@ -293,8 +380,12 @@ class _Loader:
         groups = set(compiled[1].groupindex)
         bad = sorted(g for g in groups - TOKEN_GROUPS if not g.startswith("_"))
         if bad:
-            self.problem(path, where, f"unknown group(s) {bad} (a token captures {sorted(TOKEN_GROUPS)}; "
-                         "name a group `_x` to capture it without keeping it)")
+            self.problem(
+                path,
+                where,
+                f"unknown group(s) {bad} (a token captures {sorted(TOKEN_GROUPS)}; "
+                "name a group `_x` to capture it without keeping it)",
+            )
             return None
         if partial is not None and partial not in groups:
             self.problem(path, where, f"partial = {partial!r} is not a group of the regex")
@@ -302,12 +393,20 @@ class _Loader:
         if compiled[1].match("") is not None:
             self.problem(path, where, "the regex matches the empty string: a token must take something off")
             return None
-        return Token(name=name, pattern=compiled[0], regex=compiled[1], samples=samples, file=path,
-                     source=str(item.get("source", "")), partial_group=partial)
+        return Token(
+            name=name,
+            pattern=compiled[0],
+            regex=compiled[1],
+            samples=samples,
+            file=path,
+            source=str(item.get("source", "")),
+            partial_group=partial,
+        )
 
     # -- rules ---------------------------------------------------------------------------------
-    def _load_any_rule(self, path: Path, engine: str, i: int, item: dict[str, Any],
-                       defs: Mapping[str, str]) -> AnyRule | None:
+    def _load_any_rule(
+        self, path: Path, engine: str, i: int, item: dict[str, Any], defs: Mapping[str, str]
+    ) -> AnyRule | None:
         if "keys" in item or "title" in item:
             return self._load_stats(path, engine, i, item, defs)
         return self._load_rule(path, engine, i, item, defs)
@@ -322,12 +421,18 @@ class _Loader:
             if typ not in FIELD_TYPES:
                 self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
         levels = item.get("levels")
-        return {"kind": kind, "types": types, "constants": dict(item.get("set", {})),
-                "levels": frozenset(str(x).upper() for x in levels) if levels is not None else None,
-                "source": str(item.get("source", "")), "description": str(item.get("description", ""))}
+        return {
+            "kind": kind,
+            "types": types,
+            "constants": dict(item.get("set", {})),
+            "levels": frozenset(str(x).upper() for x in levels) if levels is not None else None,
+            "source": str(item.get("source", "")),
+            "description": str(item.get("description", "")),
+        }
 
-    def _load_rule(self, path: Path, engine: str, i: int, item: dict[str, Any],
-                   defs: Mapping[str, str]) -> Rule | None:
+    def _load_rule(
+        self, path: Path, engine: str, i: int, item: dict[str, Any], defs: Mapping[str, str]
+    ) -> Rule | None:
         name = str(item.get("name", f"#{i + 1}"))
         where = f'rule "{name}"'
         self.unknown_keys(path, where, item, RULE_KEYS)
@@ -340,8 +445,12 @@ class _Loader:
         for fname, spec in dict(item.get("derive", {})).items():
             func, _, source = str(spec).partition(":")
             if func not in DERIVE_FUNCTIONS or source not in compiled[1].groupindex:
-                self.problem(path, where, f"derive {fname} = {spec!r}: expected '<function>:<group>' with a "
-                             f"function in {sorted(DERIVE_FUNCTIONS)} and a named group of the regex")
+                self.problem(
+                    path,
+                    where,
+                    f"derive {fname} = {spec!r}: expected '<function>:<group>' with a "
+                    f"function in {sorted(DERIVE_FUNCTIONS)} and a named group of the regex",
+                )
                 continue
             derive[fname] = (func, source)
         anchors = item.get("anchor", ())
@@ -351,11 +460,24 @@ class _Loader:
             found = self.compile(path, f"{where}, find {j + 1}", source, defs)
             if found is not None:
                 finds.append(found[1])
-        return Rule(find=tuple(finds), name=name, engine=engine, pattern=compiled[0], regex=compiled[1], samples=samples, file=path,
-                    anchors=anchors, unless=_strings(item.get("unless", ())), fallback=bool(item.get("fallback", False)), derive=derive, **common)
+        return Rule(
+            find=tuple(finds),
+            name=name,
+            engine=engine,
+            pattern=compiled[0],
+            regex=compiled[1],
+            samples=samples,
+            file=path,
+            anchors=anchors,
+            unless=_strings(item.get("unless", ())),
+            fallback=bool(item.get("fallback", False)),
+            derive=derive,
+            **common,
+        )
 
-    def _load_stats(self, path: Path, engine: str, i: int, item: dict[str, Any],
-                    defs: Mapping[str, str]) -> StatsRule | None:
+    def _load_stats(
+        self, path: Path, engine: str, i: int, item: dict[str, Any], defs: Mapping[str, str]
+    ) -> StatsRule | None:
         name = str(item.get("name", f"#{i + 1}"))
         where = f'rule "{name}"'
         self.unknown_keys(path, where, item, STATS_KEYS)
@@ -378,11 +500,24 @@ class _Loader:
                 patterns.append(entry)
         if title is None or common is None or not first:
             return None
-        return StatsRule(name=name, engine=engine, title=title[0], title_regex=title[1], first=first,
-                         require=require, unless=_strings(item.get("unless", ())), keys=keys, key_patterns=tuple(patterns), samples=samples, file=path,
-                         **common)
+        return StatsRule(
+            name=name,
+            engine=engine,
+            title=title[0],
+            title_regex=title[1],
+            first=first,
+            require=require,
+            unless=_strings(item.get("unless", ())),
+            keys=keys,
+            key_patterns=tuple(patterns),
+            samples=samples,
+            file=path,
+            **common,
+        )
 
-    def _load_extension(self, path: Path, i: int, item: dict[str, Any], defs: Mapping[str, str]) -> Extension | None:
+    def _load_extension(
+        self, path: Path, i: int, item: dict[str, Any], defs: Mapping[str, str]
+    ) -> Extension | None:
         """`extends = "<stats rule>"`: more keys (and samples) for a stats rule of an earlier file."""
         target = str(item["extends"])
         where = f'rule {i + 1} (extends "{target}")'
@@ -404,8 +539,15 @@ class _Loader:
         if not keys and not patterns:
             self.problem(path, where, "an extension adds `keys` or `[[rule.key]]` patterns to the rule")
         samples = self._samples(path, where, item.get("sample"))
-        return Extension(target=target, file=path, where=where, keys=keys, key_patterns=tuple(patterns),
-                         types=types, samples=samples)  # type: ignore[arg-type]
+        return Extension(
+            target=target,
+            file=path,
+            where=where,
+            keys=keys,
+            key_patterns=tuple(patterns),
+            types=types,
+            samples=samples,
+        )  # type: ignore[arg-type]
 
     def _extend(self, engine: str, rules: list[AnyRule]) -> list[AnyRule]:
         """The rules with every extension of `engine` merged into the stats rule it names."""
@@ -415,24 +557,34 @@ class _Loader:
             rule = rules[at] if at is not None else None
             if not isinstance(rule, StatsRule):
                 known = sorted(r.name for r in rules if isinstance(r, StatsRule))
-                self.problem(ext.file, ext.where, f"{ext.target!r} is not a stats rule of {engine} (stats rules: "
-                             f"{', '.join(known)})")
+                self.problem(
+                    ext.file,
+                    ext.where,
+                    f"{ext.target!r} is not a stats rule of {engine} (stats rules: {', '.join(known)})",
+                )
                 continue
             clash = sorted(k for k in ext.keys if k in rule.keys)
             if clash:
                 self.problem(ext.file, ext.where, f"key(s) {clash} are already in rule {rule.name!r}")
                 continue
             offset = len(rule.samples)
-            samples = tuple(dataclasses.replace(s, index=offset + s.index,
-                                                source=s.source or f"extension in {ext.file}") for s in ext.samples)
+            samples = tuple(
+                dataclasses.replace(s, index=offset + s.index, source=s.source or f"extension in {ext.file}")
+                for s in ext.samples
+            )
             assert at is not None
-            rules[at] = dataclasses.replace(rule, keys={**rule.keys, **ext.keys},
-                                            key_patterns=(*rule.key_patterns, *ext.key_patterns),
-                                            types={**rule.types, **ext.types}, samples=(*rule.samples, *samples))
+            rules[at] = dataclasses.replace(
+                rule,
+                keys={**rule.keys, **ext.keys},
+                key_patterns=(*rule.key_patterns, *ext.key_patterns),
+                types={**rule.types, **ext.types},
+                samples=(*rule.samples, *samples),
+            )
         return rules
 
-    def _stats_entry(self, path: Path, where: str, key: str, spec: Any, defs: Mapping[str, str],
-                     *, pattern: bool) -> StatsKey | None:
+    def _stats_entry(
+        self, path: Path, where: str, key: str, spec: Any, defs: Mapping[str, str], *, pattern: bool
+    ) -> StatsKey | None:
         if isinstance(spec, str) and not pattern:
             return StatsKey(key=key, field=spec)
         if not isinstance(spec, dict):
@@ -455,9 +607,15 @@ class _Loader:
         if field is None and value is None:
             self.problem(path, where, "a key needs `field` or `value`")
             return None
-        return StatsKey(key=key or key_source, field=None if field is None else str(field),
-                        units=_strings(spec.get("unit", ())), value=value, value_pattern=value_source,
-                        pattern=key_re, key_pattern=key_source)
+        return StatsKey(
+            key=key or key_source,
+            field=None if field is None else str(field),
+            units=_strings(spec.get("unit", ())),
+            value=value,
+            value_pattern=value_source,
+            pattern=key_re,
+            key_pattern=key_source,
+        )
 
     # -- the whole grammar ---------------------------------------------------------------------
     def finish(self, paths: tuple[Path, ...]) -> Grammar:
@@ -468,45 +626,73 @@ class _Loader:
             self._check_unique(engine, rules)
             ordered = [r for r in rules if not r.fallback] + [r for r in rules if r.fallback]
             engines[engine] = EngineGrammar(
-                name=engine, title=self.titles.get(engine, engine), files=tuple(self.engine_files[engine]),
-                rules=tuple(ordered), markers=tuple(dict.fromkeys(self.markers.get(engine, []))),
+                name=engine,
+                title=self.titles.get(engine, engine),
+                files=tuple(self.engine_files[engine]),
+                rules=tuple(ordered),
+                markers=tuple(dict.fromkeys(self.markers.get(engine, []))),
                 signatures=tuple(self.signatures.get(engine, [])),
-                untyped_levels=frozenset(self.untyped.get(engine, set())))
+                untyped_levels=frozenset(self.untyped.get(engine, set())),
+            )
         self._check_unique_names("token", [t.name for t in self.tokens])
         self._check_unique_names("stamp", [s.name for s in self.stamps])
         if self.problems:
             raise PatternError("\n".join(self.problems), list(self.problems))
-        container = Container(**{k: tuple(dict.fromkeys(v)) for k, v in self.container.items()},
-                              samples=tuple(self.container_samples))
-        envelope = Envelope(tokens=tuple(self.tokens), stamps=tuple(self.stamps), container=container,
-                            levels=dict(self.levels), months=dict(self.months))
-        return Grammar(kinds=self.kinds, envelope=envelope, engines=engines, files=paths,
-                       descriptions=self.descriptions)
+        container = Container(
+            **{k: tuple(dict.fromkeys(v)) for k, v in self.container.items()},
+            samples=tuple(self.container_samples),
+        )
+        envelope = Envelope(
+            tokens=tuple(self.tokens),
+            stamps=tuple(self.stamps),
+            container=container,
+            levels=dict(self.levels),
+            months=dict(self.months),
+        )
+        return Grammar(
+            kinds=self.kinds, envelope=envelope, engines=engines, files=paths, descriptions=self.descriptions
+        )
 
     def _check_rule_fields(self, rules: list[AnyRule]) -> None:
         for rule in rules:
             where = f'rule "{rule.name}"'
             if rule.kind not in self.kinds:
-                self.problem(rule.file, where, f"kind {rule.kind!r} is not declared in kinds.toml "
-                             "(or in a [kinds.NAME] table of this file)")
+                self.problem(
+                    rule.file,
+                    where,
+                    f"kind {rule.kind!r} is not declared in kinds.toml "
+                    "(or in a [kinds.NAME] table of this file)",
+                )
                 continue
             schema = self.kinds[rule.kind]
             if isinstance(rule, Rule):
                 for name, template in rule.templates.items():
-                    missing = [f for f in regex.findall(r"\{(\w+)\}", template) if f not in rule.regex.groupindex]
+                    missing = [
+                        f for f in regex.findall(r"\{(\w+)\}", template) if f not in rule.regex.groupindex
+                    ]
                     if missing:
-                        self.problem(rule.file, where, f"set {name} = {template!r} names {missing}, "
-                                     "which are not named groups of the regex")
+                        self.problem(
+                            rule.file,
+                            where,
+                            f"set {name} = {template!r} names {missing}, "
+                            "which are not named groups of the regex",
+                        )
             for fname in rule.field_names():
                 if fname not in schema and fname not in rule.types:
-                    self.problem(rule.file, where, f"field {fname!r} is not a field of kind {rule.kind!r}; "
-                                 f"declare it under [kinds.{rule.kind}] or in the rule's `types`")
+                    self.problem(
+                        rule.file,
+                        where,
+                        f"field {fname!r} is not a field of kind {rule.kind!r}; "
+                        f"declare it under [kinds.{rule.kind}] or in the rule's `types`",
+                    )
 
     def _check_unique(self, engine: str, rules: list[AnyRule]) -> None:
         seen: set[str] = set()
         for rule in rules:
             if rule.name in seen:
-                self.problem(rule.file, f'rule "{rule.name}"', f"rule name is used twice in engine {engine!r}")
+                self.problem(
+                    rule.file, f'rule "{rule.name}"', f"rule name is used twice in engine {engine!r}"
+                )
             seen.add(rule.name)
 
     def _check_unique_names(self, label: str, names: list[str]) -> None:

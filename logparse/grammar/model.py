@@ -13,6 +13,7 @@ A grammar reads a line from the message out:
 Every token, stamp and rule carries real sample lines with the values they must yield;
 `logparse.grammar.check` verifies them.
 """
+
 from __future__ import annotations
 
 import functools

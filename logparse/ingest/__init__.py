@@ -7,6 +7,7 @@
 Reading, detection, parsing (the compiled core, or the reference parser), `time` and sinks are the
 one pipeline of `logparse.ingest.run`.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,17 @@ from logparse.ingest.reader import ReadStats, input_size
 from logparse.ingest.run import PARALLEL_MIN_BYTES, Outcome, Sink, stream_log, usable_cores
 from logparse.ingest.sinks import MemorySink
 from logparse.ingest.times import TimeFacts
-from logparse.store import (MARKER_FILE, TableWriter, is_table_folder, load_info, read_tables, remove_tree, runs_of,
-                            save_info, scan_tables)
+from logparse.store import (
+    MARKER_FILE,
+    TableWriter,
+    is_table_folder,
+    load_info,
+    read_tables,
+    remove_tree,
+    runs_of,
+    save_info,
+    scan_tables,
+)
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -84,20 +94,45 @@ class IngestResult(LineCounts):
 
     def info(self) -> dict[str, Any]:
         """What is kept beside the tables (`store.save_info`)."""
-        return {"source": self.source, "engine": self.engine, "scores": self.scores, "counts": self.counts,
-                "read": dataclasses.asdict(self.stats), "times": self.times.as_dict(),
-                "extra_keys": [[rule, key, n] for (rule, key), n in sorted(self.extra_keys.items())]}
+        return {
+            "source": self.source,
+            "engine": self.engine,
+            "scores": self.scores,
+            "counts": self.counts,
+            "read": dataclasses.asdict(self.stats),
+            "times": self.times.as_dict(),
+            "extra_keys": [[rule, key, n] for (rule, key), n in sorted(self.extra_keys.items())],
+        }
 
 
-def _result(outcome: Outcome, tables: dict[str, Any], grammar: Grammar, folder: Path | None = None) -> IngestResult:
-    return IngestResult(source=outcome.source, engine=outcome.engine, scores=outcome.scores, tables=tables,
-                        stats=outcome.stats, counts=outcome.counts, grammar=grammar, times=outcome.times,
-                        extra_keys=outcome.extra_keys, folder=folder)
+def _result(
+    outcome: Outcome, tables: dict[str, Any], grammar: Grammar, folder: Path | None = None
+) -> IngestResult:
+    return IngestResult(
+        source=outcome.source,
+        engine=outcome.engine,
+        scores=outcome.scores,
+        tables=tables,
+        stats=outcome.stats,
+        counts=outcome.counts,
+        grammar=grammar,
+        times=outcome.times,
+        extra_keys=outcome.extra_keys,
+        folder=folder,
+    )
 
 
-def ingest(path: str | Path, *, engine: str = "auto", year: int | None = None, tz: str | None = None,
-           patterns: Sequence[str | Path] = (), reference: bool = False, workers: int | None = None,
-           progress: Callable[[int, int | None], None] | None = None) -> IngestResult:
+def ingest(
+    path: str | Path,
+    *,
+    engine: str = "auto",
+    year: int | None = None,
+    tz: str | None = None,
+    patterns: Sequence[str | Path] = (),
+    reference: bool = False,
+    workers: int | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> IngestResult:
     """Parse a vLLM or SGLang log (`-` for stdin, `.gz` read as is) into one DataFrame per kind.
 
     Parameters
@@ -126,8 +161,17 @@ def ingest(path: str | Path, *, engine: str = "auto", year: int | None = None, t
         return read_folder(Path(path), patterns=patterns)
     grammar = load_grammar(patterns)
     sink = MemorySink()
-    outcome = stream_log(path, grammar, lambda: _fresh(sink), engine=engine, year=year, tz=tz,
-                         reference=reference, workers=workers, progress=progress)
+    outcome = stream_log(
+        path,
+        grammar,
+        lambda: _fresh(sink),
+        engine=engine,
+        year=year,
+        tz=tz,
+        reference=reference,
+        workers=workers,
+        progress=progress,
+    )
     return _result(outcome, sink.tables(), grammar)  # type: ignore[arg-type]
 
 
@@ -136,11 +180,21 @@ def _fresh(sink: MemorySink) -> MemorySink:
     return sink
 
 
-def ingest_to_folder(path: str | Path, folder: Path, *, engine: str = "auto", year: int | None = None,
-                     tz: str | None = None, patterns: Sequence[str | Path] = (), reference: bool = False,
-                     workers: int | None = None, layout: str = "flat", extra_sink: Sink | None = None,
-                     progress: Callable[[int, int | None], None] | None = None,
-                     cancel: threading.Event | None = None) -> IngestResult:
+def ingest_to_folder(
+    path: str | Path,
+    folder: Path,
+    *,
+    engine: str = "auto",
+    year: int | None = None,
+    tz: str | None = None,
+    patterns: Sequence[str | Path] = (),
+    reference: bool = False,
+    workers: int | None = None,
+    layout: str = "flat",
+    extra_sink: Sink | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> IngestResult:
     """Parse `path` into Parquet tables in `folder` (`<kind>.parquet`, or `kind=<kind>/part-*.parquet`
     for the `hive` layout of a dataset's run) and keep the ingest facts beside them. The result's
     tables are lazy scans of those files."""
@@ -152,8 +206,18 @@ def ingest_to_folder(path: str | Path, folder: Path, *, engine: str = "auto", ye
         writer = TableWriter(folder, layout=layout)
         return writer if extra_sink is None else TeeSink(writer, extra_sink)
 
-    outcome = stream_log(path, grammar, sink, engine=engine, year=year, tz=tz, reference=reference,
-                         workers=workers, progress=progress, cancel=cancel)
+    outcome = stream_log(
+        path,
+        grammar,
+        sink,
+        engine=engine,
+        year=year,
+        tz=tz,
+        reference=reference,
+        workers=workers,
+        progress=progress,
+        cancel=cancel,
+    )
     folder.mkdir(parents=True, exist_ok=True)
     result = _result(outcome, scan_tables(folder, outcome.kinds), grammar, folder)
     save_info(folder, result.info())
@@ -169,8 +233,10 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
     if runs:
         if len(runs) > 1:
             shown = ", ".join(r.name for r in runs[:8]) + (", ..." if len(runs) > 8 else "")
-            raise InputError(f"{for_terminal(str(path))}: a dataset of {len(runs)} runs ({for_terminal(shown)}); "
-                             f"give one of them, e.g. {for_terminal(str(runs[0]))}")
+            raise InputError(
+                f"{for_terminal(str(path))}: a dataset of {len(runs)} runs ({for_terminal(shown)}); "
+                f"give one of them, e.g. {for_terminal(str(runs[0]))}"
+            )
         folder = runs[0]
     tables = read_tables(folder)
     if not tables:
@@ -182,12 +248,27 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
     counts = {kind: frame.height for kind, frame in tables.items()}
     read = info.get("read") or {}
     known = {f.name for f in dataclasses.fields(ReadStats)}
-    stats = ReadStats(**{k: v for k, v in read.items() if k in known}) if read else ReadStats(lines=sum(counts.values()))
-    times = TimeFacts(**{k: v for k, v in (info.get("times") or {}).items() if k in TimeFacts.__dataclass_fields__})
+    stats = (
+        ReadStats(**{k: v for k, v in read.items() if k in known})
+        if read
+        else ReadStats(lines=sum(counts.values()))
+    )
+    times = TimeFacts(
+        **{k: v for k, v in (info.get("times") or {}).items() if k in TimeFacts.__dataclass_fields__}
+    )
     extra = {(r, k): n for r, k, n in info.get("extra_keys", [])}
-    return IngestResult(source=str(path), engine=str(engine), scores=info.get("scores") or {str(engine): 1.0},
-                        tables=tables, stats=stats, counts=counts, grammar=load_grammar(patterns), times=times,
-                        extra_keys=extra, folder=folder)
+    return IngestResult(
+        source=str(path),
+        engine=str(engine),
+        scores=info.get("scores") or {str(engine): 1.0},
+        tables=tables,
+        stats=stats,
+        counts=counts,
+        grammar=load_grammar(patterns),
+        times=times,
+        extra_keys=extra,
+        folder=folder,
+    )
 
 
 def _engine_of(tables: dict[str, pl.DataFrame]) -> str | None:
@@ -230,32 +311,60 @@ def run_job(job: Job, *, workers: int = 1, cancel: threading.Event | None = None
         if job.folder is None:
             tmp = Path(tempfile.mkdtemp(prefix="logparse-"))
             try:
-                result = ingest_to_folder(job.log, tmp, engine=job.engine, year=job.year, tz=job.tz,
-                                          patterns=job.patterns, reference=job.reference, workers=workers,
-                                          layout="hive", cancel=cancel)
+                result = ingest_to_folder(
+                    job.log,
+                    tmp,
+                    engine=job.engine,
+                    year=job.year,
+                    tz=job.tz,
+                    patterns=job.patterns,
+                    reference=job.reference,
+                    workers=workers,
+                    layout="hive",
+                    cancel=cancel,
+                )
                 result.tables = {k: v.collect() for k, v in result.tables.items()}
             finally:
                 remove_tree(tmp)
             return JobResult(job, result)
         job.folder.mkdir(parents=True, exist_ok=True)
-        return JobResult(job, ingest_to_folder(job.log, job.folder, engine=job.engine, year=job.year, tz=job.tz,
-                                               patterns=job.patterns, reference=job.reference, workers=workers,
-                                               layout="hive", cancel=cancel))
+        return JobResult(
+            job,
+            ingest_to_folder(
+                job.log,
+                job.folder,
+                engine=job.engine,
+                year=job.year,
+                tz=job.tz,
+                patterns=job.patterns,
+                reference=job.reference,
+                workers=workers,
+                layout="hive",
+                cancel=cancel,
+            ),
+        )
     except LogparseError as exc:
         if job.folder is not None:
             remove_tree(job.folder)
         return JobResult(job, error=str(exc))
 
 
-def ingest_many(jobs: Sequence[Job], *, parallel: int | None = None,
-                on_done: Callable[[int, JobResult], None] | None = None) -> list[JobResult]:
+def ingest_many(
+    jobs: Sequence[Job],
+    *,
+    parallel: int | None = None,
+    on_done: Callable[[int, JobResult], None] | None = None,
+) -> list[JobResult]:
     """Run `jobs`: a large log alone, its blocks on every thread; smaller logs side by side, a
     thread each. `on_done` is called in this thread as each job ends. Raises `PartialFailure` when
     some (not all) logs failed, after the others are done; `InputError` when all failed."""
     parallel = parallel or usable_cores()
     results: list[JobResult | None] = [None] * len(jobs)
-    alone = [i for i, job in enumerate(jobs)
-             if parallel <= 1 or len(jobs) == 1 or (input_size(job.log) or 0) >= PARALLEL_MIN_BYTES]
+    alone = [
+        i
+        for i, job in enumerate(jobs)
+        if parallel <= 1 or len(jobs) == 1 or (input_size(job.log) or 0) >= PARALLEL_MIN_BYTES
+    ]
     for i in alone:
         results[i] = run_job(jobs[i], workers=parallel)
         if on_done:
@@ -286,11 +395,23 @@ def failures(results: Sequence[JobResult]) -> PartialFailure | None:
     failed = [r for r in results if r.error]
     if not failed:
         return None
-    return PartialFailure(f"{len(failed)} of {len(results)} logs could not be read", len(failed), len(results))
+    return PartialFailure(
+        f"{len(failed)} of {len(results)} logs could not be read", len(failed), len(results)
+    )
 
 
-__all__ = ["IngestResult", "Job", "JobResult", "LineCounts", "failures", "ingest", "ingest_many", "ingest_to_folder",
-           "read_folder", "run_job"]
+__all__ = [
+    "IngestResult",
+    "Job",
+    "JobResult",
+    "LineCounts",
+    "failures",
+    "ingest",
+    "ingest_many",
+    "ingest_to_folder",
+    "read_folder",
+    "run_job",
+]
 
 
 class _CallableModule(types.ModuleType):

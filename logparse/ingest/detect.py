@@ -5,6 +5,7 @@ of non-empty head lines that show one of the engine's `signatures` (its logger's
 that its grammar types (a kind every engine types counts half; request and warning lines are no
 evidence). Scoring never raises.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -40,7 +41,7 @@ def score(grammar: Grammar, engine: str, head: Sequence[str]) -> float:
             if kind not in GENERIC_KINDS:
                 hits += 0.5 if kind in shared else 1.0
         return max(0.0, min(1.0, hits / len(lines)))
-    except Exception:  # noqa: BLE001 - detection must never fail a run (pygments semantics)
+    except Exception:
         return 0.0
 
 
@@ -55,16 +56,21 @@ def scores(grammar: Grammar, head: Sequence[str]) -> dict[str, float]:
     return {name: score(grammar, name, head) for name in sorted(grammar.engines)}
 
 
-def detect_engine(grammar: Grammar, head: Sequence[str], *, name: str = "the log") -> tuple[str, dict[str, float]]:
+def detect_engine(
+    grammar: Grammar, head: Sequence[str], *, name: str = "the log"
+) -> tuple[str, dict[str, float]]:
     """The best-scoring engine and all scores; `EngineNotDetected` when unsure."""
     result = scores(grammar, head)
     ranked = sorted(result.items(), key=lambda kv: (-kv[1], kv[0]))
     shown = ", ".join(f"{k} {v:.2f}" for k, v in ranked)
     choices = " or ".join(f"--engine {k}" for k in sorted(result))
     if not ranked or ranked[0][1] < MIN_SCORE:
-        raise EngineNotDetected(f"could not tell which engine wrote {name} (scores: {shown}); "
-                                f"pass {choices}", result)
+        raise EngineNotDetected(
+            f"could not tell which engine wrote {name} (scores: {shown}); pass {choices}", result
+        )
     if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-        raise EngineNotDetected(f"{name} looks equally like {ranked[0][0]} and {ranked[1][0]} "
-                                f"(scores: {shown}); pass {choices}", result)
+        raise EngineNotDetected(
+            f"{name} looks equally like {ranked[0][0]} and {ranked[1][0]} (scores: {shown}); pass {choices}",
+            result,
+        )
     return ranked[0][0], result

@@ -1,4 +1,5 @@
 """A one-line progress bar on stderr (bytes, MB/s, ETA), only for a terminal and a large input."""
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,10 @@ class Progress:
             filled = int(frac * WIDTH)
             bar = "#" * filled + "-" * (WIDTH - filled)
             eta = (total - done) / rate if rate > 0 else 0.0
-            text = (f"{self.label}[{bar}] {frac:6.1%} {done / 1e6:,.0f}/{total / 1e6:,.0f} MB "
-                    f"{rate / 1e6:,.0f} MB/s ETA {_clock(eta)}")
+            text = (
+                f"{self.label}[{bar}] {frac:6.1%} {done / 1e6:,.0f}/{total / 1e6:,.0f} MB "
+                f"{rate / 1e6:,.0f} MB/s ETA {_clock(eta)}"
+            )
         else:
             text = f"{self.label}{done / 1e6:,.0f} MB {rate / 1e6:,.0f} MB/s"
         self.stream.write("\r" + text + "\x1b[K")

@@ -10,6 +10,7 @@ regular file is read up to the size it had when opened, so a log still being wri
 Reading, newline splitting and cutting live once, in `iter_blocks`: it yields blocks of complete
 lines (the vectorised fast path takes them whole); `iter_lines` decodes the lines of those blocks.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -58,8 +59,9 @@ def read_problems(stats: ReadStats) -> list[tuple[str, str]]:
     if stats.truncated_last_line:
         found.append(("input_truncated_last_line", "last line has no newline (truncated file?)"))
     if stats.invalid_utf8_lines:
-        found.append(("input_invalid_utf8",
-                      f"{stats.invalid_utf8_lines} line(s) with invalid UTF-8 (replaced)"))
+        found.append(
+            ("input_invalid_utf8", f"{stats.invalid_utf8_lines} line(s) with invalid UTF-8 (replaced)")
+        )
     if stats.nul_lines:
         found.append(("input_nul_bytes", f"{stats.nul_lines} line(s) with NUL bytes"))
     return found
@@ -155,7 +157,9 @@ class Block:
         return self.data.split(b"\n")[: self.lines]
 
 
-def iter_lines(stream: BinaryIO, stats: ReadStats | None = None, *, name: str = "input") -> Iterator[tuple[int, str]]:
+def iter_lines(
+    stream: BinaryIO, stats: ReadStats | None = None, *, name: str = "input"
+) -> Iterator[tuple[int, str]]:
     """Yield `(line_no, text)` for every line of a binary stream, 1-based (`iter_blocks`' lines, decoded)."""
     stats = stats if stats is not None else ReadStats()
     for block in iter_blocks(stream, stats, name=name, block_bytes=BLOCK_SIZE, split_lines=True):
@@ -166,8 +170,14 @@ def iter_lines(stream: BinaryIO, stats: ReadStats | None = None, *, name: str = 
         del block, raw  # a cut block is a whole capped line: not kept while the next one is read
 
 
-def iter_blocks(stream: BinaryIO, stats: ReadStats, *, name: str = "input", block_bytes: int = BLOCK_BYTES,
-                split_lines: bool = False) -> Iterator[Block]:
+def iter_blocks(
+    stream: BinaryIO,
+    stats: ReadStats,
+    *,
+    name: str = "input",
+    block_bytes: int = BLOCK_BYTES,
+    split_lines: bool = False,
+) -> Iterator[Block]:
     """Blocks of complete lines of a binary stream, read `block_bytes` at a time.
 
     A block is the bytes of consecutive lines, each ended by `\\n` (the last line of the input may
@@ -184,16 +194,19 @@ def iter_blocks(stream: BinaryIO, stats: ReadStats, *, name: str = "input", bloc
             stats.bytes_read += len(chunk)
             yield from assembler.feed(chunk)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        stats.notes.append(f"{name}: compressed stream ends early or is corrupt ({exc}); "
-                           f"read up to line {assembler.line_no}")
+        stats.notes.append(
+            f"{name}: compressed stream ends early or is corrupt ({exc}); read up to line {assembler.line_no}"
+        )
     except OSError as exc:
         msg = f"{for_terminal(name)}: read failed after line {assembler.line_no}: {exc.strerror or exc}"
         raise InputError(msg) from None
     yield from assembler.finish()
     if stats.long_lines:
         limit = assembler.limit
-        stats.notes.append(f"{name}: {stats.long_lines} line(s) longer than {_mib(limit)} cut to their first "
-                           f"{_mib(limit)} ({stats.long_line_bytes_skipped:,} bytes skipped)")
+        stats.notes.append(
+            f"{name}: {stats.long_lines} line(s) longer than {_mib(limit)} cut to their first "
+            f"{_mib(limit)} ({stats.long_line_bytes_skipped:,} bytes skipped)"
+        )
 
 
 class _Assembler:
@@ -219,7 +232,7 @@ class _Assembler:
         last_nl = chunk.rfind(b"\n")
         if last_nl >= 0:
             data = _complete_lines(self.parts, chunk, last_nl + 1)
-            rest = chunk[last_nl + 1:]
+            rest = chunk[last_nl + 1 :]
             self.parts, self.size = ([rest], len(rest)) if rest else ([], 0)
             yield from self._blocks(data)
         elif chunk:
@@ -248,7 +261,7 @@ class _Assembler:
             return b""
         self.stats.long_line_bytes_skipped += nl
         self.skipping = False
-        return chunk[nl + 1:]
+        return chunk[nl + 1 :]
 
     def _blocks(self, data: bytes) -> Iterator[Block]:
         """`data`, complete lines, as blocks: one, or more when it holds an over-long line."""
@@ -358,13 +371,17 @@ def _note_changes(path: str | Path, snapshot: _UpTo | None, stats: ReadStats) ->
     if snapshot is None:
         return
     if snapshot.shrank:
-        stats.notes.append(f"{describe(path)}: the file shrank while being read (truncated or rotated?); "
-                           f"read {snapshot.size - snapshot.remaining:,} of {snapshot.size:,} bytes")
+        stats.notes.append(
+            f"{describe(path)}: the file shrank while being read (truncated or rotated?); "
+            f"read {snapshot.size - snapshot.remaining:,} of {snapshot.size:,} bytes"
+        )
         return
     grown = (input_size(path) or 0) - snapshot.size
     if grown > 0:
-        stats.notes.append(f"{describe(path)}: grew by {grown:,} bytes while being read; read the "
-                           f"{snapshot.size:,} bytes it held when opened")
+        stats.notes.append(
+            f"{describe(path)}: grew by {grown:,} bytes while being read; read the "
+            f"{snapshot.size:,} bytes it held when opened"
+        )
 
 
 def input_size(path: str | Path) -> int | None:
@@ -388,5 +405,16 @@ def input_mtime(path: str | Path) -> dt.datetime | None:
         return None
 
 
-__all__ = ["BLOCK_BYTES", "Block", "ReadStats", "describe", "input_mtime", "input_size",
-           "iter_blocks", "iter_lines", "open_log", "read_lines", "read_problems"]
+__all__ = [
+    "BLOCK_BYTES",
+    "Block",
+    "ReadStats",
+    "describe",
+    "input_mtime",
+    "input_size",
+    "iter_blocks",
+    "iter_lines",
+    "open_log",
+    "read_lines",
+    "read_problems",
+]

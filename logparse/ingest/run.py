@@ -5,6 +5,7 @@ compiled core releasing the GIL), tables go to their sink block by block. `time`
 order by `TimeResolver`; when the log itself says the first lines were misdated, the run starts
 again from the first block (`Restart`).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -75,7 +76,9 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def choose_engine(grammar: Grammar, engine: str, head: list[tuple[int, str]], name: str) -> tuple[str, dict[str, float]]:
+def choose_engine(
+    grammar: Grammar, engine: str, head: list[tuple[int, str]], name: str
+) -> tuple[str, dict[str, float]]:
     """The engine to read with: `engine`, or the one detected from the head lines."""
     if engine != "auto":
         if engine not in grammar.engines:
@@ -92,11 +95,21 @@ class Cancelled(Exception):
     """The run was asked to stop (`stream_log(cancel=...)`)."""
 
 
-def stream_log(path: str | Path, grammar: Grammar, sink_factory: Callable[[], Sink], *, engine: str = "auto",
-               year: int | None = None, tz: str | None = None, reference: bool = False,
-               workers: int | None = None, block_bytes: int | None = None,
-               progress: Callable[[int, int | None], None] | None = None,
-               cancel: threading.Event | None = None, mtime: dt.datetime | None = None) -> Outcome:
+def stream_log(
+    path: str | Path,
+    grammar: Grammar,
+    sink_factory: Callable[[], Sink],
+    *,
+    engine: str = "auto",
+    year: int | None = None,
+    tz: str | None = None,
+    reference: bool = False,
+    workers: int | None = None,
+    block_bytes: int | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+    cancel: threading.Event | None = None,
+    mtime: dt.datetime | None = None,
+) -> Outcome:
     """Parse `path` block by block into a sink made by `sink_factory` (a new one after a restart).
 
     `workers` threads parse blocks (None: the usable cores for inputs of `PARALLEL_MIN_BYTES` or
@@ -117,18 +130,35 @@ def stream_log(path: str | Path, grammar: Grammar, sink_factory: Callable[[], Si
         blocks = source.blocks()
         for restarts in range(MAX_RESTARTS + 1):
             sink = sink_factory()
-            resolver = TimeResolver(year=year, zone=tz, mtime=mtime if mtime is not None else _mtime(path),
-                                    known_year=known[0], known_date=known[1])
+            resolver = TimeResolver(
+                year=year,
+                zone=tz,
+                mtime=mtime if mtime is not None else _mtime(path),
+                known_year=known[0],
+                known_date=known[1],
+            )
             try:
-                outcome = _run(grammar, parser, source, blocks, sink, resolver, workers=workers, pool=pool,
-                               progress=progress, cancel=cancel)
+                outcome = _run(
+                    grammar,
+                    parser,
+                    source,
+                    blocks,
+                    sink,
+                    resolver,
+                    workers=workers,
+                    pool=pool,
+                    progress=progress,
+                    cancel=cancel,
+                )
                 resolver.finish()
             except Restart as again:
                 sink.abort()
                 if restarts == MAX_RESTARTS:
                     break
-                known = (again.year if again.year is not None else known[0],
-                         again.date if again.date is not None else known[1])
+                known = (
+                    again.year if again.year is not None else known[0],
+                    again.date if again.date is not None else known[1],
+                )
                 blocks = source.restart()
                 continue
             except BaseException:
@@ -152,7 +182,7 @@ def _mtime(path: str | Path) -> dt.datetime | None:
     if str(path) == "-":
         return None
     try:
-        return dt.datetime.fromtimestamp(os.stat(path).st_mtime, tz=dt.timezone.utc)
+        return dt.datetime.fromtimestamp(os.stat(path).st_mtime, tz=dt.UTC)
     except OSError:
         return None
 
@@ -167,9 +197,19 @@ def _parse(parser: BlockParser, block: Block) -> BlockResult:
     return parser.parse_block(block.data, block.lines, block.first_line)
 
 
-def _run(grammar: Grammar, parser: BlockParser, source: Source, blocks: Iterator[Block], sink: Sink,
-         resolver: TimeResolver, *, workers: int, pool: ThreadPoolExecutor | None,
-         progress: Callable[[int, int | None], None] | None, cancel: threading.Event | None) -> Outcome:
+def _run(
+    grammar: Grammar,
+    parser: BlockParser,
+    source: Source,
+    blocks: Iterator[Block],
+    sink: Sink,
+    resolver: TimeResolver,
+    *,
+    workers: int,
+    pool: ThreadPoolExecutor | None,
+    progress: Callable[[int, int | None], None] | None,
+    cancel: threading.Event | None,
+) -> Outcome:
     counts: Counter[str] = Counter()
     stats = ReadStats()
     extra: Counter[tuple[str, str]] = Counter()
@@ -183,8 +223,12 @@ def _run(grammar: Grammar, parser: BlockParser, source: Source, blocks: Iterator
         stats.longest_line = max(stats.longest_line, result.longest_line)
         reference_lines += result.reference_lines
         times = resolver.feed(result.stamps)
-        if source.spool is not None and source.spool.active and resolver.facts.inferred_from is None \
-                and resolver.facts.exact + resolver.facts.naive > 0:
+        if (
+            source.spool is not None
+            and source.spool.active
+            and resolver.facts.inferred_from is None
+            and resolver.facts.exact + resolver.facts.naive > 0
+        ):
             source.stop_spooling()
         for kind, batch in result.tables.items():
             schema = schemas.get(kind)
@@ -193,7 +237,8 @@ def _run(grammar: Grammar, parser: BlockParser, source: Source, blocks: Iterator
             offsets = pc.subtract(batch.column("line_no"), first_line)
             at = batch.schema.get_field_index("ts") + 1
             timed = pa.RecordBatch.from_arrays(
-                [*batch.columns[:at], pc.take(times, offsets), *batch.columns[at:]], schema=schema)
+                [*batch.columns[:at], pc.take(times, offsets), *batch.columns[at:]], schema=schema
+            )
             sink.add(kind, timed)
             if EXTRA in batch.schema.names:
                 extra.update(_extra_keys(batch))
@@ -216,8 +261,15 @@ def _run(grammar: Grammar, parser: BlockParser, source: Source, blocks: Iterator
     while inflight:
         future, first = inflight.pop(0)
         finish(future.result(), first)
-    return Outcome(source="", engine="", scores={}, stats=stats, counts=dict(counts),
-                   extra_keys=dict(extra), reference_lines=reference_lines)
+    return Outcome(
+        source="",
+        engine="",
+        scores={},
+        stats=stats,
+        counts=dict(counts),
+        extra_keys=dict(extra),
+        reference_lines=reference_lines,
+    )
 
 
 def _extra_keys(batch: pa.RecordBatch) -> Mapping[tuple[str, str], int]:

@@ -1,5 +1,6 @@
 """Where an ingest's tables go besides Parquet files (`store.tables.TableWriter`): memory (the
 Python API), JSON lines on a stream (`ingest --format jsonl`), several sinks at once."""
+
 from __future__ import annotations
 
 from typing import Any, TextIO
@@ -86,7 +87,8 @@ class JsonlSink:
         if self.held is None:
             import tempfile
 
-            self.held = tempfile.TemporaryFile("w+", encoding="utf-8", prefix="logparse-jsonl-")
+            # held open across blocks and closed by close() / _release(), so no `with`
+            self.held = tempfile.TemporaryFile("w+", encoding="utf-8", prefix="logparse-jsonl-")  # noqa: SIM115
         self.held.write(text)
 
     def close(self) -> list[str]:
@@ -102,7 +104,20 @@ class JsonlSink:
             self.held = None
 
 
-COMMON = ("kind", "line_no", "ts", TIME, "outer_ts", "engine", "rank", "pid", "level", "task", "prefix", "rule")
+COMMON = (
+    "kind",
+    "line_no",
+    "ts",
+    TIME,
+    "outer_ts",
+    "engine",
+    "rank",
+    "pid",
+    "level",
+    "task",
+    "prefix",
+    "rule",
+)
 
 
 def _json_rows(frame: pl.DataFrame) -> list[tuple[int, str]]:

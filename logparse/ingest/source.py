@@ -3,6 +3,7 @@
 Blocks come from `reader.iter_blocks`; a block never ends inside a record a container runtime split
 into CRI partial lines (the parsers join those with the line that completes them).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -16,8 +17,17 @@ from pathlib import Path
 from typing import BinaryIO
 
 from logparse.ingest.detect import HEAD_LINES
-from logparse.ingest.reader import (BLOCK_BYTES, Block, ReadStats, _decode, _note_changes, _UpTo, describe, open_log,
-                                    read_lines)
+from logparse.ingest.reader import (
+    BLOCK_BYTES,
+    Block,
+    ReadStats,
+    _decode,
+    _note_changes,
+    _UpTo,
+    describe,
+    open_log,
+    read_lines,
+)
 
 # A CRI partial line ("TS stdout P ..."): the record goes on on the next line
 _CRI_PARTIAL = re.compile(rb"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ \n]{8,40} (?:stdout|stderr) P(?: |$)")
@@ -54,8 +64,6 @@ class BlockSpool:
 
     def close(self) -> None:
         self.stop()
-
-
 
 
 def _is_regular(path: str | Path) -> bool:
@@ -129,7 +137,9 @@ class Source:
                 snapshot.size = self.size
         from logparse.ingest.reader import iter_blocks
 
-        self._live = _joined(iter_blocks(self.stream, self.stats, name=self.name, block_bytes=self.block_bytes))
+        self._live = _joined(
+            iter_blocks(self.stream, self.stats, name=self.name, block_bytes=self.block_bytes)
+        )
         if not self.regular:
             self.spool = BlockSpool()
 

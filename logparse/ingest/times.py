@@ -17,6 +17,7 @@ engine's year-less stamp); `time` is a UTC instant:
 The log is read as a stream: a full date met late, or an mtime anchor that says the year (date)
 guessed at the start was wrong, raises `Restart` and the log is read again with what is now known.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,7 +35,7 @@ SLACK_US = 86_400_000_000  # a last line stamped up to a day after the mtime is 
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
-class Restart(Exception):  # noqa: N818 - a signal, not an error
+class Restart(Exception):
     """Lines were dated with a year or date the log itself later contradicts."""
 
     def __init__(self, year: int | None, date: dt.date | None, why: str) -> None:
@@ -161,7 +162,9 @@ class TimeResolver:
 
     def _see_full(self, year: int, date: dt.date) -> None:
         if not self._full_seen and self._guess_used and (year != self._year or date != self._date):
-            raise Restart(year, date, f"the log's first full date ({date}) says the earlier lines were misdated")
+            raise Restart(
+                year, date, f"the log's first full date ({date}) says the earlier lines were misdated"
+            )
         self._full_seen = True
         self._guessed = None
         self._year, self._date = year, date
@@ -183,7 +186,9 @@ class TimeResolver:
         return value
 
     def _time_only(self, cols: dict[str, list], i: int) -> int | None:
-        of_day = ((cols["hour"][i] * 60 + cols["minute"][i]) * 60 + cols["second"][i]) * 1_000_000 + cols["micro"][i]
+        of_day = ((cols["hour"][i] * 60 + cols["minute"][i]) * 60 + cols["second"][i]) * 1_000_000 + cols[
+            "micro"
+        ][i]
         if self._last_to is not None and of_day < self._last_to - HALF_DAY_US:
             assert self._date is not None
             self._date += dt.timedelta(days=1)
@@ -201,8 +206,11 @@ class TimeResolver:
             self._guess_used = True
         if self.facts.inferred_from is None:
             self.facts.inferred_from = {
-                "mtime": "the file's modification time", "year": "--year", "now": "today (stdin has no mtime)",
-                None: "the log's full dates"}[self._guessed]
+                "mtime": "the file's modification time",
+                "year": "--year",
+                "now": "today (stdin has no mtime)",
+                None: "the log's full dates",
+            }[self._guessed]
             if self._guessed == "mtime" and self.mtime is not None:
                 self.facts.anchor = self.mtime.isoformat()
 
@@ -215,35 +223,57 @@ class TimeResolver:
             mask = pl.Series([False] * len(values))
             mask[naive_rows] = True
             local = series.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
-            series = pl.select(pl.when(mask).then(local.dt.convert_time_zone("UTC").dt.replace_time_zone(None))
-                               .otherwise(series)).to_series()
+            series = pl.select(
+                pl.when(mask)
+                .then(local.dt.convert_time_zone("UTC").dt.replace_time_zone(None))
+                .otherwise(series)
+            ).to_series()
         return series.dt.replace_time_zone("UTC").to_arrow()
 
     # -- the end -----------------------------------------------------------------------------------
     def finish(self) -> None:
         """Check the guess against the anchor: an mtime dates the last line (Restart when it must move)."""
-        if self._guessed != "mtime" or not self._guess_used or self._last_value is None or self._local is None:
+        if (
+            self._guessed != "mtime"
+            or not self._guess_used
+            or self._last_value is None
+            or self._local is None
+        ):
             return
         last = _EPOCH + dt.timedelta(microseconds=self._last_value)
         if last <= self._local + dt.timedelta(microseconds=SLACK_US):
             return
         assert self._year is not None and self._date is not None
-        start_year = (self.known_year or self._local.year)
+        start_year = self.known_year or self._local.year
         if self.facts.year_inferred:
-            years_over = last.year - self._local.year + (0 if last.replace(year=self._local.year) <= self._local else 1)
-            raise Restart(start_year - max(1, years_over), None,
-                          "the file's modification time dates the last line a year earlier")
+            years_over = (
+                last.year
+                - self._local.year
+                + (0 if last.replace(year=self._local.year) <= self._local else 1)
+            )
+            raise Restart(
+                start_year - max(1, years_over),
+                None,
+                "the file's modification time dates the last line a year earlier",
+            )
         days_over = (last - self._local).days + 1
         start_date = self.known_date or self._local.date()
-        raise Restart(None, start_date - dt.timedelta(days=days_over),
-                      "the file's modification time dates the last line a day earlier")
+        raise Restart(
+            None,
+            start_date - dt.timedelta(days=days_over),
+            "the file's modification time dates the last line a day earlier",
+        )
 
 
-def _micros(year: int | None, month: int | None, day: int | None, cols: dict[str, list], i: int) -> int | None:
+def _micros(
+    year: int | None, month: int | None, day: int | None, cols: dict[str, list], i: int
+) -> int | None:
     if year is None or month is None or day is None:
         return None
     try:
-        value = dt.datetime(year, month, day, cols["hour"][i], cols["minute"][i], cols["second"][i], cols["micro"][i])
+        value = dt.datetime(
+            year, month, day, cols["hour"][i], cols["minute"][i], cols["second"][i], cols["micro"][i]
+        )
     except ValueError:  # 02-29 of a year that has none
         return None
     return (value - _EPOCH) // dt.timedelta(microseconds=1)
@@ -255,4 +285,4 @@ def _zoneinfo(name: str) -> dt.tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        return dt.timezone.utc
+        return dt.UTC

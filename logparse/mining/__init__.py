@@ -1,4 +1,5 @@
 """Mine the lines no rule understood: templates (`logparse unknown`) and rules suggested from them."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -25,8 +26,13 @@ class UnknownLines:
     grammar: Grammar
 
 
-def mine_unparsed(path: str | Path, *, engine: str = "auto", patterns: Sequence[str | Path] = (),
-                  miner: TemplateMiner | None = None) -> UnknownLines:
+def mine_unparsed(
+    path: str | Path,
+    *,
+    engine: str = "auto",
+    patterns: Sequence[str | Path] = (),
+    miner: TemplateMiner | None = None,
+) -> UnknownLines:
     """Read a log, parse it, and cluster the bodies of its `unparsed` lines into templates."""
     result = ingest(path, engine=engine, patterns=patterns)
     grammar = result.grammar or load_grammar(patterns)
@@ -38,8 +44,9 @@ def mine_unparsed(path: str | Path, *, engine: str = "auto", patterns: Sequence[
         for line_no, text in unparsed.lazy().select("line_no", "raw").collect().iter_rows():
             frame = parser.frame(text)
             miner.add(line_no, text, frame.body, frame.notes[-1].source if frame.notes else "")
-    return UnknownLines(result.source, result.engine or "", result.lines, miner.lines, miner.clusters(),
-                        result.stats, grammar)
+    return UnknownLines(
+        result.source, result.engine or "", result.lines, miner.lines, miner.clusters(), result.stats, grammar
+    )
 
 
 __all__ = ["Cluster", "TemplateMiner", "UnknownLines", "mine_unparsed"]

@@ -5,6 +5,7 @@ then by the first tokens, leads to a short list of clusters, and a body joins th
 one (share of equal tokens at least `similarity`), turning the tokens that differ into `<*>`.
 Every body lands in exactly one cluster, so the counts add up to the number of bodies.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -84,8 +85,9 @@ class _Node:
 class TemplateMiner:
     """Clusters bodies into templates, one `add` per line; memory bounded by `max_clusters`."""
 
-    def __init__(self, *, depth: int = 4, similarity: float = 0.4, max_children: int = 100,
-                 max_clusters: int = 20_000) -> None:
+    def __init__(
+        self, *, depth: int = 4, similarity: float = 0.4, max_children: int = 100, max_clusters: int = 20_000
+    ) -> None:
         # As in Drain3: the tree has `depth` levels (root, token count, then depth - 3 tokens... at least 1).
         self.prefix_depth = max(1, depth - 3)
         self.similarity = similarity
@@ -112,8 +114,13 @@ class TemplateMiner:
                 self._clusters.append(self._overflow)
             self._overflow.count += 1
             return self._overflow
-        cluster = Cluster(list(keys), example, envelopes={envelope},
-                          same_space=[True] * len(masked.spaces), floats=_float_slots(masked))
+        cluster = Cluster(
+            list(keys),
+            example,
+            envelopes={envelope},
+            same_space=[True] * len(masked.spaces),
+            floats=_float_slots(masked),
+        )
         self._insert(keys, cluster)
         self._clusters.append(cluster)
         return cluster

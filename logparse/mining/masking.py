@@ -4,6 +4,7 @@ A masked body is a list of *tokens* separated by whitespace; a token is a list o
 literal text or a `Masked` value. Masks are data, as in Drain3's `[MASKING]` section: a name, the
 regex that finds the value, the regex a suggested rule uses to capture it, and its field type.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -26,11 +27,15 @@ class Mask:
 
 _DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
 _TIME = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
-_TS = (rf"{_DATE}(?:[T ]{_TIME}(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?)?"
-       rf"|[0-9]{{2}}-[0-9]{{2}}[ ]{_TIME}|{_TIME}")
+_TS = (
+    rf"{_DATE}(?:[T ]{_TIME}(?:Z|[+-][0-9]{{2}}:?[0-9]{{2}})?)?"
+    rf"|[0-9]{{2}}-[0-9]{{2}}[ ]{_TIME}|{_TIME}"
+)
 # 0x..., or 8+ hex digits of one case holding both a digit and a letter (not a word, not a count)
-_HEX = (r"0x[0-9a-fA-F]+|(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{8,}"
-        r"|(?=[0-9A-F]*[0-9])(?=[0-9A-F]*[A-F])[0-9A-F]{8,}")
+_HEX = (
+    r"0x[0-9a-fA-F]+|(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{8,}"
+    r"|(?=[0-9A-F]*[0-9])(?=[0-9A-F]*[A-F])[0-9A-F]{8,}"
+)
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _REQ = r"(?:chatcmpl|cmpl|req|request|embd|rid|gen|score|tokenize|batch)[-_][0-9A-Za-z_-]*[0-9][0-9A-Za-z_-]*"
 _IP = r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?::[0-9]{1,5})?"
@@ -119,7 +124,7 @@ def mask_body(body: str) -> MaskedBody:
     pos = 0
     for m in _FINDER.finditer(body):
         if m.start() > pos:
-            pieces.append(body[pos:m.start()])
+            pieces.append(body[pos : m.start()])
         pieces.append(Masked(str(m.lastgroup), m.group()))
         pos = m.end()
     if pos < len(body):

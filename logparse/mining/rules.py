@@ -7,6 +7,7 @@ lines a `\\S+` group, and the template's first line is the sample with every ext
 its sample must parse as this rule, it must not read any other rule's sample, and it must stay
 fast on pathological lines. A template that cannot give such a rule is printed as a comment.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,9 +18,9 @@ from typing import Any
 
 import regex
 
-from logparse.grammar.check import TIME_BUDGET_S, pathological_inputs
 from logparse.escape import for_terminal
 from logparse.grammar import COMMON_FIELDS, REGEX_FLAGS, FieldType, Grammar
+from logparse.grammar.check import TIME_BUDGET_S, pathological_inputs
 from logparse.grammar.model import TOKEN_GROUPS as ENVELOPE_GROUPS
 from logparse.mining.drain import MINE_LIMIT, Cluster
 from logparse.mining.masking import Masked, token_key
@@ -27,10 +28,34 @@ from logparse.parse import LineParser, convert
 
 RESERVED = frozenset({*ENVELOPE_GROUPS, *COMMON_FIELDS, "kind", "raw", "time"})
 _WORD = regex.compile(r"[A-Za-z][A-Za-z0-9]*", regex.ASCII)
-_SAFE_REGEX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                              " _-:,;=/@%#!~`<>&\"")
-_STOPWORDS = frozenset({"a", "an", "the", "on", "at", "to", "for", "of", "in", "is", "by", "from", "with",
-                        "and", "or", "as", "be", "are", "was", "took", "s"})
+_SAFE_REGEX_CHARS = frozenset(
+    'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-:,;=/@%#!~`<>&"'
+)
+_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "on",
+        "at",
+        "to",
+        "for",
+        "of",
+        "in",
+        "is",
+        "by",
+        "from",
+        "with",
+        "and",
+        "or",
+        "as",
+        "be",
+        "are",
+        "was",
+        "took",
+        "s",
+    }
+)
 _TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
@@ -57,7 +82,7 @@ def toml_string(text: str) -> str:
         code = ord(ch)
         if ch in _TOML_ESCAPES:
             out.append(_TOML_ESCAPES[ch])
-        elif code < 0x20 or 0x7F <= code <= 0x9F or not ch.isprintable() and ch != " ":
+        elif code < 0x20 or 0x7F <= code <= 0x9F or (not ch.isprintable() and ch != " "):
             out.append(f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}")
         else:
             out.append(ch)
@@ -143,8 +168,11 @@ def _build(cluster: Cluster, *, strict: bool) -> tuple[str, dict[str, FieldType]
         else:
             end_run()
         wild = cluster.template[i] is None and not strict
-        if wild and not any(ch.isspace() for ch in token_key(token)) and not any(
-                isinstance(p, Masked) and any(ch.isspace() for ch in p.text) for p in token):
+        if (
+            wild
+            and not any(ch.isspace() for ch in token_key(token))
+            and not any(isinstance(p, Masked) and any(ch.isspace() for ch in p.text) for p in token)
+        ):
             name = _field_name(context, "value", used)
             types[name] = "str"
             parts.append(f"(?P<{name}>\\S+)")
@@ -186,8 +214,9 @@ def suggest(clusters: Sequence[Cluster], grammar: Grammar, engine: str) -> list[
     parser = LineParser(grammar, engine)
     taken_kinds = set(grammar.kinds)
     taken_rules = {r.name for r in grammar.engines[engine].rules}
-    builtin_bodies = [(r.name, parser.frame(s.line))
-                      for r in grammar.engines[engine].rules for s in r.samples]
+    builtin_bodies = [
+        (r.name, parser.frame(s.line)) for r in grammar.engines[engine].rules for s in r.samples
+    ]
     suggestions: list[Suggestion] = []
     for cluster in clusters:
         s = Suggestion(cluster)
@@ -209,8 +238,11 @@ def suggest(clusters: Sequence[Cluster], grammar: Grammar, engine: str) -> list[
     for s in suggestions:
         if s.problem:
             continue
-        others = [(o.name, _frame(parser, o.cluster.example.raw)) for o in suggestions
-                  if o is not s and not o.problem] + builtin_bodies
+        others = [
+            (o.name, _frame(parser, o.cluster.example.raw))
+            for o in suggestions
+            if o is not s and not o.problem
+        ] + builtin_bodies
         if _reads_any(s, others) and _fill(s, parser, strict=True) and _reads_any(s, others):
             s.problem = "a rule for this template would also read other rules' samples"
     for s in suggestions:
@@ -322,8 +354,11 @@ def render_rules(suggestions: Sequence[Suggestion], engine: str, source: str) ->
         out.append(f"regex = '''{s.regex}'''" if literal else f"regex = {toml_string(s.regex)}")
         out.append("[[rule.sample]]")
         out.append(f"line = {toml_string(c.example.raw)}")
-        out.append("expect = { " + ", ".join(f"{k} = {toml_value(v)}" for k, v in s.expect.items()) + " }"
-                   if s.expect else "expect = {}")
+        out.append(
+            "expect = { " + ", ".join(f"{k} = {toml_value(v)}" for k, v in s.expect.items()) + " }"
+            if s.expect
+            else "expect = {}"
+        )
     return "\n".join(out) + "\n"
 
 

@@ -1,6 +1,7 @@
 """JSON log records: docker's json-file, log shippers (Loki, CloudWatch, GCP, Vector, Fluent Bit),
 journald's JSON, structured python loggers. The message text is read out of the record with the
 record's own time, level and process, as the grammar's `[container]` keys name them."""
+
 from __future__ import annotations
 
 import json
@@ -72,9 +73,13 @@ def read_record(text: str, keys: Container) -> Record | None:
     level = _first(obj, keys.level)
     pid = _first(obj, keys.pid)
     rank = _first(obj, keys.rank, want_str=True)
-    return Record(message=message, ts=_text(ts), level=_text(level),
-                  pid=int(pid) if isinstance(pid, str) and pid.isascii() and pid.isdigit() and len(pid) <= 18 else None,
-                  rank=rank if isinstance(rank, str) and not _has_surrogates(rank) else None)
+    return Record(
+        message=message,
+        ts=_text(ts),
+        level=_text(level),
+        pid=int(pid) if isinstance(pid, str) and pid.isascii() and pid.isdigit() and len(pid) <= 18 else None,
+        rank=rank if isinstance(rank, str) and not _has_surrogates(rank) else None,
+    )
 
 
 def _first(obj: dict[str, Any], names: tuple[str, ...], *, want_str: bool = False) -> Any:

@@ -14,6 +14,7 @@
 its start as `peel` takes them, then tokens wherever they begin a word; what no token explains is
 the event's `prefix`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -57,9 +58,14 @@ def note_of(token: Token, m: regex.Match[str], levels: dict[str, str] | None = N
     """The note of a token's match (`pid` as an int, `level` as the grammar records it)."""
     groups = m.groupdict()
     pid = groups.get("pid")
-    return Note(ts=groups.get("ts") or None, level=normal_level(groups.get("level"), levels),
-                rank=groups.get("rank"), pid=int64(int(pid)) if pid else None, task=groups.get("task"),
-                source=token.name)
+    return Note(
+        ts=groups.get("ts") or None,
+        level=normal_level(groups.get("level"), levels),
+        rank=groups.get("rank"),
+        pid=int64(int(pid)) if pid else None,
+        task=groups.get("task"),
+        source=token.name,
+    )
 
 
 def normal_level(level: str | None, levels: dict[str, str] | None) -> str | None:
@@ -79,7 +85,9 @@ class Peeler:
         self.levels = dict(envelope.levels)
         self._matchers = [(t, t.regex) for t in self.tokens]
 
-    def match_token(self, text: str, pos: int, end: int | None = None) -> tuple[Token, regex.Match[str]] | None:
+    def match_token(
+        self, text: str, pos: int, end: int | None = None
+    ) -> tuple[Token, regex.Match[str]] | None:
         """The first token (grammar order) that matches at `pos`, within `text[:end]`."""
         stop = len(text) if end is None else end
         for token, pattern in self._matchers:
@@ -111,8 +119,9 @@ class Peeler:
         frame.pending = None
         return frame
 
-    def _take_tokens(self, frame: Frame, text: str, records: int,
-                     *, records_allowed: bool = True) -> tuple[str, int, int, bool]:
+    def _take_tokens(
+        self, frame: Frame, text: str, records: int, *, records_allowed: bool = True
+    ) -> tuple[str, int, int, bool]:
         """Take tokens off `text` from its start. Returns (text, position reached, records read,
         whether a JSON record replaced the text, to be peeled from its start)."""
         pos = 0
@@ -124,8 +133,15 @@ class Peeler:
             if text[pos] == "{" and records_allowed and records < MAX_RECORDS:
                 record = read_record(text[pos:].rstrip(BLANKS), self.envelope.container)
                 if record is not None:
-                    frame.notes.append(Note(ts=record.ts, level=normal_level(record.level, self.levels),
-                                            rank=record.rank, pid=record.pid, source="record"))
+                    frame.notes.append(
+                        Note(
+                            ts=record.ts,
+                            level=normal_level(record.level, self.levels),
+                            rank=record.rank,
+                            pid=record.pid,
+                            source="record",
+                        )
+                    )
                     frame.outer = len(frame.notes)
                     message = record.message.replace("\r\n", "\r").replace("\n", "\r")
                     return strip_ansi(message), 0, records + 1, True

@@ -17,6 +17,7 @@ its text is read with the line that completes it.
 
 The parser is total: whatever a line holds, it returns an event.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -30,7 +31,19 @@ from logparse.parse.stamps import StampParts, read_stamp
 from logparse.parse.text import MATCH_LIMIT, strip_ansi
 
 PARTIAL_RULE = "partial"
-COMMON_KEYS = ("kind", "line_no", "ts", "outer_ts", "engine", "rank", "pid", "level", "task", "prefix", "rule")
+COMMON_KEYS = (
+    "kind",
+    "line_no",
+    "ts",
+    "outer_ts",
+    "engine",
+    "rank",
+    "pid",
+    "level",
+    "task",
+    "prefix",
+    "rule",
+)
 
 
 @dataclass(frozen=True)
@@ -75,9 +88,14 @@ class LineParser:
             if parts is not None and (best is None or parts.completeness >= best.completeness):
                 best = parts
         return Reading(
-            ts=stamps[-1] if stamps else None, outer_ts=stamps[0] if len(stamps) > 1 else None,
-            level=_innermost(n.level for n in notes), rank=_innermost(n.rank for n in notes),
-            pid=_innermost(n.pid for n in notes), task=_innermost(n.task for n in notes), stamp=best)
+            ts=stamps[-1] if stamps else None,
+            outer_ts=stamps[0] if len(stamps) > 1 else None,
+            level=_innermost(n.level for n in notes),
+            rank=_innermost(n.rank for n in notes),
+            pid=_innermost(n.pid for n in notes),
+            task=_innermost(n.task for n in notes),
+            stamp=best,
+        )
 
     def stamp(self, text: str) -> StampParts | None:
         """The parts of a printed stamp (cached: stamps repeat line after line)."""
@@ -150,12 +168,30 @@ class LineParser:
 
     iter_events = parse_lines
 
-    def _event(self, line_no: int, line: str, reading: Reading, fields: Fields | None, prefix: str | None,
-               rule: str | None, *, kind: str = UNPARSED) -> dict[str, Any]:
+    def _event(
+        self,
+        line_no: int,
+        line: str,
+        reading: Reading,
+        fields: Fields | None,
+        prefix: str | None,
+        rule: str | None,
+        *,
+        kind: str = UNPARSED,
+    ) -> dict[str, Any]:
         event: dict[str, Any] = {
-            "kind": kind, "line_no": line_no, "ts": reading.ts, "outer_ts": reading.outer_ts,
-            "engine": self.engine_name, "rank": reading.rank, "pid": reading.pid, "level": reading.level,
-            "task": reading.task, "prefix": prefix, "rule": rule, "_time": reading.stamp,
+            "kind": kind,
+            "line_no": line_no,
+            "ts": reading.ts,
+            "outer_ts": reading.outer_ts,
+            "engine": self.engine_name,
+            "rank": reading.rank,
+            "pid": reading.pid,
+            "level": reading.level,
+            "task": reading.task,
+            "prefix": prefix,
+            "rule": rule,
+            "_time": reading.stamp,
         }
         if fields is None:
             event["raw"] = line

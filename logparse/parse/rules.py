@@ -1,5 +1,6 @@
 """Rules compiled for matching: a message rule's regex read whole or searched for, a stats rule's
 title and pairs. Both give the fields of one event (constants, captures, templates, derived)."""
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,15 @@ SEARCH_HEAD = r"(?:^|[^A-Za-z0-9_])(?P<__msg>"
 SEARCH_TAIL = r")\Z"
 MESSAGE_GROUP = "__msg"
 _LEADING_FLAGS = re.compile(r"\A\(\?([aiLmsux]+)\)")
-_FLAG_BITS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "x": regex.VERBOSE,
-              "a": regex.ASCII, "u": regex.UNICODE, "L": regex.LOCALE}
+_FLAG_BITS = {
+    "i": regex.IGNORECASE,
+    "m": regex.MULTILINE,
+    "s": regex.DOTALL,
+    "x": regex.VERBOSE,
+    "a": regex.ASCII,
+    "u": regex.UNICODE,
+    "L": regex.LOCALE,
+}
 _TEMPLATE_FIELD = re.compile(r"\{(\w+)\}")
 Fields = dict[str, Any]
 
@@ -31,7 +39,7 @@ def split_flags(pattern: str) -> tuple[int, str]:
     bits = 0
     for letter in m.group(1):
         bits |= _FLAG_BITS[letter]
-    return bits, pattern[m.end():]
+    return bits, pattern[m.end() :]
 
 
 def search_pattern(pattern: str) -> regex.Pattern[str]:

@@ -4,6 +4,7 @@ A stamp may lack a year (vLLM's `MM-DD HH:MM:SS`, syslog's `Mon DD`), a date (ol
 `HH:MM:SS`) or a zone; what it lacks is filled later, for the whole log, by `logparse.ingest.times`.
 Stamps are ranked by how complete they are: the most complete stamp of a line gives its `time`.
 """
+
 from __future__ import annotations
 
 import calendar

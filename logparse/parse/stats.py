@@ -10,6 +10,7 @@ A line cut short ends in a key without its value (`Waiting: 0 reqs, GPU`): when 
 not read as a whole, its part before the keyless tail is tried, and the tail is kept in `extra` as a
 key with an empty value.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -33,7 +34,7 @@ def read_pairs(text: str) -> Pairs | None:
     for piece in text.rstrip(TRAILING).split(PAIR_SEPARATOR):
         cut = piece.find(KEY_SEPARATOR)
         if cut > 0:
-            pairs.append((piece[:cut], piece[cut + len(KEY_SEPARATOR):]))
+            pairs.append((piece[:cut], piece[cut + len(KEY_SEPARATOR) :]))
         elif pairs:
             key, value = pairs[-1]
             pairs[-1] = (key, value + PAIR_SEPARATOR + piece)
@@ -73,11 +74,15 @@ class StatsReader:
                 return candidate, m
         return None
 
-    def read(self, pairs: Pairs, title: regex.Match[str] | None) -> tuple[dict[str, Any], list[tuple[str, str]]] | None:
+    def read(
+        self, pairs: Pairs, title: regex.Match[str] | None
+    ) -> tuple[dict[str, Any], list[tuple[str, str]]] | None:
         """Fields and extra pairs of a line, or None when a required key is missing or an `unless`
         key is present."""
         present = {key for key, _ in pairs}
-        if any(key not in present for key in self.rule.require) or any(key in present for key in self.rule.unless):
+        if any(key not in present for key in self.rule.require) or any(
+            key in present for key in self.rule.unless
+        ):
             return None
         fields: dict[str, Any] = dict(self.rule.constants)
         from_line: set[str] = set()
@@ -104,7 +109,9 @@ class StatsReader:
                 extra.append((cut, ""))
         return fields, extra
 
-    def value_fields(self, entry: StatsKey, value: str, key_match: regex.Match[str] | None) -> dict[str, Any] | None:
+    def value_fields(
+        self, entry: StatsKey, value: str, key_match: regex.Match[str] | None
+    ) -> dict[str, Any] | None:
         """The fields one pair gives, or None when its value does not read."""
         out: dict[str, Any] = {}
         if key_match is not None:

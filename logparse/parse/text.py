@@ -1,5 +1,6 @@
 """What is done to a line's text before and after its envelope is read: colour codes off, runaway
 lines cut, the decorations a terminal or Ray leaves at the end removed."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Captured text to typed values: the one conversion every rule's fields go through."""
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,9 @@ _TRUE = {"true", "yes", "1", "on", "enabled"}
 _FALSE = {"false", "no", "0", "off", "disabled", "none"}
 NUMBER_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|nan|inf", re.ASCII)
 # A number at the start of a stats value, then what follows it (its unit)
-LEADING_NUMBER_RE = re.compile(r"(-?(?:[0-9][0-9,_]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|-?nan|-?inf)[ ]*(.*)\Z",
-                               re.ASCII | re.DOTALL)
+LEADING_NUMBER_RE = re.compile(
+    r"(-?(?:[0-9][0-9,_]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|-?nan|-?inf)[ ]*(.*)\Z", re.ASCII | re.DOTALL
+)
 _DURATION_RE = re.compile(r"(?:([0-9]+):)?([0-9]+):([0-9]+(?:\.[0-9]+)?)", re.ASCII)
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 

@@ -20,6 +20,7 @@
 Numbers depend on the machine and on what else runs on it: the report says how many cores there
 are and the load average before and after.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,12 +38,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-DECODE_ERE = (r"\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}( [A-Z]+[0-9]+)*\] Decode batch[.,] "
-              r"#running-req: [0-9]+, (#token: [0-9]+, token usage: [0-9.]+|#full token: [0-9]+, full token usage: "
-              r"[0-9.]+(, mamba num: [0-9]+, mamba usage: [0-9.]+)?), (accept len: [0-9.]+, (accept rate: "
-              r"[0-9.]+, )?)?((cuda|CUDA) graph: (True|False), )?gen throughput \(token/s\): [0-9.]+, "
-              r"#queue-req: [0-9]+,? *$")
-NAIVE_SCRIPT = r'''
+DECODE_ERE = (
+    r"\[[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}( [A-Z]+[0-9]+)*\] Decode batch[.,] "
+    r"#running-req: [0-9]+, (#token: [0-9]+, token usage: [0-9.]+|#full token: [0-9]+, full token usage: "
+    r"[0-9.]+(, mamba num: [0-9]+, mamba usage: [0-9.]+)?), (accept len: [0-9.]+, (accept rate: "
+    r"[0-9.]+, )?)?((cuda|CUDA) graph: (True|False), )?gen throughput \(token/s\): [0-9.]+, "
+    r"#queue-req: [0-9]+,? *$"
+)
+NAIVE_SCRIPT = r"""
 import re, sys
 DECODE = re.compile(r"Decode batch[.,] #running-req: (\d+), (?:#token: (\d+), token usage: ([\d.]+)|#full token: (\d+), full token usage: ([\d.]+)).*?gen throughput \(token/s\): ([\d.]+), #queue-req: (\d+)")
 ACCESS = re.compile(r'INFO:\s+(\S+) - "([A-Z]+) (\S+) HTTP/[\d.]+" (\d{3})')
@@ -58,7 +61,7 @@ for path in sys.argv[1:]:
             if m:
                 access.append(m.groups())
 print(len(decode), len(access))
-'''
+"""
 SIZE_RE = re.compile(r"^([0-9.]+)\s*([KMGT]?)B?$", re.I)
 
 
@@ -81,36 +84,88 @@ def _seed_runs(engine: str) -> list[object]:
 
     if engine == "sglang":
         return [
-            RunParams(engine="sglang", era="0.5.14", seed=11, decode_log_interval=1,
-                      phases=tuple(PhaseParams(concurrency=32, input_len=4096, output_len=3000, gap_s=5,
-                                               decode_tps=40.0) for _ in range(6)),
-                      style=LogStyle(wrapper="docker", health_poll_s=2.0, metrics_poll_s=1.0)),
-            RunParams(engine="sglang", era="0.4", seed=12, decode_log_interval=1,
-                      phases=tuple(PhaseParams(concurrency=16, input_len=2048, output_len=3000, gap_s=5,
-                                               decode_tps=40.0) for _ in range(6)),
-                      style=LogStyle(wrapper="compose", metrics_poll_s=1.0)),
-            RunParams(engine="sglang", era="0.5.6", seed=13, decode_log_interval=1,
-                      phases=tuple(PhaseParams(concurrency=24, input_len=8192, output_len=2000, gap_s=5,
-                                               decode_tps=40.0) for _ in range(6)),
-                      style=LogStyle(health_poll_s=1.0)),
+            RunParams(
+                engine="sglang",
+                era="0.5.14",
+                seed=11,
+                decode_log_interval=1,
+                phases=tuple(
+                    PhaseParams(concurrency=32, input_len=4096, output_len=3000, gap_s=5, decode_tps=40.0)
+                    for _ in range(6)
+                ),
+                style=LogStyle(wrapper="docker", health_poll_s=2.0, metrics_poll_s=1.0),
+            ),
+            RunParams(
+                engine="sglang",
+                era="0.4",
+                seed=12,
+                decode_log_interval=1,
+                phases=tuple(
+                    PhaseParams(concurrency=16, input_len=2048, output_len=3000, gap_s=5, decode_tps=40.0)
+                    for _ in range(6)
+                ),
+                style=LogStyle(wrapper="compose", metrics_poll_s=1.0),
+            ),
+            RunParams(
+                engine="sglang",
+                era="0.5.6",
+                seed=13,
+                decode_log_interval=1,
+                phases=tuple(
+                    PhaseParams(concurrency=24, input_len=8192, output_len=2000, gap_s=5, decode_tps=40.0)
+                    for _ in range(6)
+                ),
+                style=LogStyle(health_poll_s=1.0),
+            ),
         ]
     return [
-        RunParams(engine="vllm", era="0.26", seed=21, stats_interval_s=0.5, spec_tokens=3,
-                  phases=tuple(PhaseParams(concurrency=64, input_len=1024, output_len=300, gap_s=2, decode_tps=40.0,
-                                           spec_accept_len=2.0) for _ in range(120)),
-                  style=LogStyle(health_poll_s=0.25, metrics_poll_s=0.5)),
-        RunParams(engine="vllm", era="0.10", seed=22, stats_interval_s=0.5,
-                  phases=tuple(PhaseParams(concurrency=64, input_len=1024, output_len=300, gap_s=2, decode_tps=40.0)
-                               for _ in range(120)),
-                  style=LogStyle(wrapper="docker", color=True, health_poll_s=0.25, metrics_poll_s=0.5)),
-        RunParams(engine="vllm", era="0.11", seed=23, stats_interval_s=0.5,
-                  phases=tuple(PhaseParams(concurrency=48, input_len=2048, output_len=400, gap_s=2, decode_tps=40.0)
-                               for _ in range(120)),
-                  style=LogStyle(wrapper="compose", health_poll_s=0.25, metrics_poll_s=0.5)),
+        RunParams(
+            engine="vllm",
+            era="0.26",
+            seed=21,
+            stats_interval_s=0.5,
+            spec_tokens=3,
+            phases=tuple(
+                PhaseParams(
+                    concurrency=64,
+                    input_len=1024,
+                    output_len=300,
+                    gap_s=2,
+                    decode_tps=40.0,
+                    spec_accept_len=2.0,
+                )
+                for _ in range(120)
+            ),
+            style=LogStyle(health_poll_s=0.25, metrics_poll_s=0.5),
+        ),
+        RunParams(
+            engine="vllm",
+            era="0.10",
+            seed=22,
+            stats_interval_s=0.5,
+            phases=tuple(
+                PhaseParams(concurrency=64, input_len=1024, output_len=300, gap_s=2, decode_tps=40.0)
+                for _ in range(120)
+            ),
+            style=LogStyle(wrapper="docker", color=True, health_poll_s=0.25, metrics_poll_s=0.5),
+        ),
+        RunParams(
+            engine="vllm",
+            era="0.11",
+            seed=23,
+            stats_interval_s=0.5,
+            phases=tuple(
+                PhaseParams(concurrency=48, input_len=2048, output_len=400, gap_s=2, decode_tps=40.0)
+                for _ in range(120)
+            ),
+            style=LogStyle(wrapper="compose", health_poll_s=0.25, metrics_poll_s=0.5),
+        ),
     ]
 
 
-_DATES = re.compile(r"(?<![0-9-])([0-9]{4}-[0-9]{2}-[0-9]{2})(?=[T ][0-9]{2}:)|(?<![0-9-])([0-9]{2}-[0-9]{2})(?= [0-9]{2}:[0-9]{2}:[0-9]{2})")
+_DATES = re.compile(
+    r"(?<![0-9-])([0-9]{4}-[0-9]{2}-[0-9]{2})(?=[T ][0-9]{2}:)|(?<![0-9-])([0-9]{2}-[0-9]{2})(?= [0-9]{2}:[0-9]{2}:[0-9]{2})"
+)
 
 
 def _seed_text(engine: str) -> str:
@@ -138,7 +193,9 @@ def write_log(path: Path, engine: str, size: int) -> tuple[int, int]:
             cache: dict[str, str] = {}
             shift = dt.timedelta(days=copy)
 
-            def moved(date: str | None, md: str | None) -> str:
+            def moved(
+                date: str | None, md: str | None, cache: dict[str, str] = cache, shift: dt.timedelta = shift
+            ) -> str:
                 key = date or md or ""
                 found = cache.get(key)
                 if found is None:
@@ -214,8 +271,15 @@ def _tree_rss_kb(pid: int) -> int:
     return total
 
 
-def measure(label: str, command: list[str], *, nbytes: int, lines: int, env: dict[str, str] | None = None,
-            cwd: Path | None = None) -> Measurement:
+def measure(
+    label: str,
+    command: list[str],
+    *,
+    nbytes: int,
+    lines: int,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Measurement:
     """Run `command`, timing it and sampling its memory."""
     m = Measurement(label=label, command=command, bytes=nbytes, lines=lines)
     time_v = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
@@ -245,8 +309,10 @@ def measure(label: str, command: list[str], *, nbytes: int, lines: int, env: dic
     m.tree_rss_mb = peak / 1024
     text = err.decode("utf-8", "replace")
     if "logparse profile" in text:
-        table = text[text.index("logparse profile"):]
-        m.profile = "\n".join(line for line in table.splitlines() if line.startswith(("logparse profile", "  ")))
+        table = text[text.index("logparse profile") :]
+        m.profile = "\n".join(
+            line for line in table.splitlines() if line.startswith(("logparse profile", "  "))
+        )
     found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
     if found:
         m.max_rss_mb = int(found[1]) / 1024
@@ -270,15 +336,20 @@ def _load() -> str:
 
 def _row(m: Measurement) -> str:
     rss = f"{m.max_rss_mb:,.0f}" if m.max_rss_mb is not None else "-"
-    return (f"| {m.label} | {m.bytes / 1e6:,.0f} | {m.wall_s:,.2f} | {m.cpu_s:,.2f} | {m.mb_s:,.0f} | "
-            f"{m.lines_s / 1e6:,.2f} M | {rss} | {m.tree_rss_mb:,.0f} |")
+    return (
+        f"| {m.label} | {m.bytes / 1e6:,.0f} | {m.wall_s:,.2f} | {m.cpu_s:,.2f} | {m.mb_s:,.0f} | "
+        f"{m.lines_s / 1e6:,.2f} M | {rss} | {m.tree_rss_mb:,.0f} |"
+    )
 
 
 def render(results: Sequence[Measurement], info: dict[str, str], ratios: list[str], notes: list[str]) -> str:
     lines = ["# logparse ingest benchmark (`make bench`)", ""]
     lines += [f"- {k}: {v}" for k, v in info.items()]
-    lines += ["", "| run | MB | wall s | CPU s | MB/s | lines/s | max RSS MB (time -v) | peak RSS MB (process tree) |",
-              "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        "| run | MB | wall s | CPU s | MB/s | lines/s | max RSS MB (time -v) | peak RSS MB (process tree) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     lines += [_row(m) for m in results]
     lines += ["", "## Ratios", ""] + [f"- {r}" for r in ratios]
     if notes:
@@ -290,14 +361,26 @@ def render(results: Sequence[Measurement], info: dict[str, str], ratios: list[st
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m logparse.perf.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=parse_size, default=parse_size("500M"), help="corpus size (default 500M)")
-    parser.add_argument("--rss-size", type=parse_sizes, default=[],
-                        help="also ingest SGLang logs of these sizes (e.g. 1G,2G,5G) for the memory claims")
+    parser = argparse.ArgumentParser(
+        prog="python -m logparse.perf.bench", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--size", type=parse_size, default=parse_size("500M"), help="corpus size (default 500M)"
+    )
+    parser.add_argument(
+        "--rss-size",
+        type=parse_sizes,
+        default=[],
+        help="also ingest SGLang logs of these sizes (e.g. 1G,2G,5G) for the memory claims",
+    )
     parser.add_argument("--out", type=Path, default=Path("reports/bench.md"), help="markdown report")
     parser.add_argument("--workdir", type=Path, default=None, help="where to generate (default: a temp dir)")
-    parser.add_argument("--reference-slice", type=parse_size, default=parse_size("20M"),
-                        help="time the reference per-line parser on this much of the SGLang log (0: skip)")
+    parser.add_argument(
+        "--reference-slice",
+        type=parse_size,
+        default=parse_size("20M"),
+        help="time the reference per-line parser on this much of the SGLang log (0: skip)",
+    )
     args = parser.parse_args(argv)
 
     python = sys.executable
@@ -315,43 +398,77 @@ def main(argv: Sequence[str] | None = None) -> int:
         total = sum(s[1] for s in sizes.values())
         total_lines = sum(s[2] for s in sizes.values())
         paths = [str(sizes[e][0]) for e in ("sglang", "vllm")]
-        print(f"corpus: {total / 1e6:,.0f} MB, {total_lines:,} lines in {gen_s:.1f} s ({work})", file=sys.stderr)
+        print(
+            f"corpus: {total / 1e6:,.0f} MB, {total_lines:,} lines in {gen_s:.1f} s ({work})", file=sys.stderr
+        )
         results: list[Measurement] = []
 
-        def run(label: str, command: list[str], nbytes: int, lines: int, env: dict[str, str] | None = None) -> Measurement:
+        def run(
+            label: str, command: list[str], nbytes: int, lines: int, env: dict[str, str] | None = None
+        ) -> Measurement:
             print(f"... {label}", file=sys.stderr, flush=True)
             m = measure(label, command, nbytes=nbytes, lines=lines, env=env)
             results.append(m)
-            print(f"    {m.wall_s:.2f} s, {m.mb_s:,.0f} MB/s, CPU {m.cpu_s:.1f} s, RSS {m.tree_rss_mb:,.0f} MB",
-                  file=sys.stderr)
+            print(
+                f"    {m.wall_s:.2f} s, {m.mb_s:,.0f} MB/s, CPU {m.cpu_s:.1f} s, RSS {m.tree_rss_mb:,.0f} MB",
+                file=sys.stderr,
+            )
             return m
 
         logparse = [python, "-m", "logparse"]
-        main_run = run("logparse ingest corpus/ --out DATASET (2 logs, all kinds, Parquet; a large log on all cores)",
-                       [*logparse, "ingest", str(corpus), "--out", str(work / "dataset"), "--format", "json"],
-                       total, total_lines)
+        main_run = run(
+            "logparse ingest corpus/ --out DATASET (2 logs, all kinds, Parquet; a large log on all cores)",
+            [*logparse, "ingest", str(corpus), "--out", str(work / "dataset"), "--format", "json"],
+            total,
+            total_lines,
+        )
         sg_path, sg_bytes, sg_lines = sizes["sglang"]
         vl_path, vl_bytes, vl_lines = sizes["vllm"]
-        sg_one = run("logparse ingest sglang.log --out DIR (LOGPARSE_WORKERS=1: one thread, profiled)",
-                     [*logparse, "ingest", str(sg_path), "--out", str(work / "out-sg1"), "--format", "json"],
-                     sg_bytes, sg_lines, env={"LOGPARSE_PROFILE": "1", "LOGPARSE_WORKERS": "1"})
-        run("logparse ingest sglang.log --out DIR (default: a parsing thread per core)",
-            [*logparse, "ingest", str(sg_path), "--out", str(work / "out-sg"), "--format", "json"], sg_bytes, sg_lines)
-        vl_one = run("logparse ingest vllm.log --out DIR (LOGPARSE_WORKERS=1: one thread, profiled)",
-                     [*logparse, "ingest", str(vl_path), "--out", str(work / "out-vl"), "--format", "json"],
-                     vl_bytes, vl_lines, env={"LOGPARSE_PROFILE": "1", "LOGPARSE_WORKERS": "1"})
-        grep = run("grep -cE <full Decode regex> (both logs, LC_ALL=C)", ["grep", "-cE", DECODE_ERE, *paths], total,
-                   total_lines, env={"LC_ALL": "C"})
-        naive = run("naive Python re loop, 2 kinds (both logs)", [python, "-c", NAIVE_SCRIPT, *paths], total, total_lines)
+        sg_one = run(
+            "logparse ingest sglang.log --out DIR (LOGPARSE_WORKERS=1: one thread, profiled)",
+            [*logparse, "ingest", str(sg_path), "--out", str(work / "out-sg1"), "--format", "json"],
+            sg_bytes,
+            sg_lines,
+            env={"LOGPARSE_PROFILE": "1", "LOGPARSE_WORKERS": "1"},
+        )
+        run(
+            "logparse ingest sglang.log --out DIR (default: a parsing thread per core)",
+            [*logparse, "ingest", str(sg_path), "--out", str(work / "out-sg"), "--format", "json"],
+            sg_bytes,
+            sg_lines,
+        )
+        vl_one = run(
+            "logparse ingest vllm.log --out DIR (LOGPARSE_WORKERS=1: one thread, profiled)",
+            [*logparse, "ingest", str(vl_path), "--out", str(work / "out-vl"), "--format", "json"],
+            vl_bytes,
+            vl_lines,
+            env={"LOGPARSE_PROFILE": "1", "LOGPARSE_WORKERS": "1"},
+        )
+        grep = run(
+            "grep -cE <full Decode regex> (both logs, LC_ALL=C)",
+            ["grep", "-cE", DECODE_ERE, *paths],
+            total,
+            total_lines,
+            env={"LC_ALL": "C"},
+        )
+        naive = run(
+            "naive Python re loop, 2 kinds (both logs)",
+            [python, "-c", NAIVE_SCRIPT, *paths],
+            total,
+            total_lines,
+        )
         if args.reference_slice:
             piece = work / "slice.log"
             with open(sg_path, "rb") as src, piece.open("wb") as dst:
                 data = src.read(args.reference_slice)
                 dst.write(data[: data.rfind(b"\n") + 1])
             size = piece.stat().st_size
-            run(f"logparse ingest --reference ({size / 1e6:.0f} MB slice of sglang.log)",
-                [*logparse, "ingest", str(piece), "--reference", "--format", "json"], size,
-                piece.read_bytes().count(b"\n"))
+            run(
+                f"logparse ingest --reference ({size / 1e6:.0f} MB slice of sglang.log)",
+                [*logparse, "ingest", str(piece), "--reference", "--format", "json"],
+                size,
+                piece.read_bytes().count(b"\n"),
+            )
         bigs: list[Measurement] = []
         if args.rss_size:
             for old in (sizes["sglang"][0], sizes["vllm"][0]):
@@ -362,9 +479,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             for size in args.rss_size:
                 piece = largest if size == args.rss_size[-1] else _head(largest, work / "piece.log", size)
                 nbytes, nlines = piece.stat().st_size, _count_lines(piece)
-                bigs.append(run(f"logparse ingest {nbytes / 1e9:.1f} GB sglang log --out DIR",
-                                [*logparse, "ingest", str(piece), "--out", str(work / "out-big"), "--format", "json",
-                                 "--force"], nbytes, nlines))
+                bigs.append(
+                    run(
+                        f"logparse ingest {nbytes / 1e9:.1f} GB sglang log --out DIR",
+                        [
+                            *logparse,
+                            "ingest",
+                            str(piece),
+                            "--out",
+                            str(work / "out-big"),
+                            "--format",
+                            "json",
+                            "--force",
+                        ],
+                        nbytes,
+                        nlines,
+                    )
+                )
                 shutil.rmtree(work / "out-big", ignore_errors=True)
                 if piece != largest:
                     piece.unlink()
@@ -374,19 +505,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"logparse ingest / grep -cE wall time: {main_run.wall_s / grep.wall_s:.1f}x (target <= 2.5x)",
             f"naive loop / logparse ingest wall time: {naive.wall_s / main_run.wall_s:.1f}x faster (target >= 5x)",
             f"peak RSS (process tree) {main_run.tree_rss_mb:,.0f} MB for {total / 1e6:,.0f} MB"
-            + "".join(f", {m.tree_rss_mb:,.0f} MB for {m.bytes / 1e9:.1f} GB" for m in bigs) + " (target <= 400 MB)",
+            + "".join(f", {m.tree_rss_mb:,.0f} MB for {m.bytes / 1e9:.1f} GB" for m in bigs)
+            + " (target <= 400 MB)",
         ]
         if len(bigs) > 1:
-            ratios.append(f"peak RSS {bigs[-1].bytes / 1e9:.1f} GB / {bigs[0].bytes / 1e9:.1f} GB log: "
-                          f"{bigs[-1].tree_rss_mb / bigs[0].tree_rss_mb:.2f}x (flat: about 1)")
+            ratios.append(
+                f"peak RSS {bigs[-1].bytes / 1e9:.1f} GB / {bigs[0].bytes / 1e9:.1f} GB log: "
+                f"{bigs[-1].tree_rss_mb / bigs[0].tree_rss_mb:.2f}x (flat: about 1)"
+            )
         info = {
             "date": dt.datetime.now().isoformat(timespec="seconds"),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores ({_cpu_model()}), Python {platform.python_version()}",
             "load average before / after (1, 5, 15 min)": f"{load_before} / {_load()}",
             "corpus": f"{total / 1e6:,.0f} MB, {total_lines:,} lines: SGLang {sg_bytes / 1e6:,.0f} MB "
-                      f"(eras 0.4, 0.5.6, 0.5.14; docker and compose wrappers), vLLM {vl_bytes / 1e6:,.0f} MB "
-                      f"(eras 0.10, 0.11, 0.26; docker, compose, colour codes), generated in {gen_s:.0f} s",
-            "command": "python -m logparse.perf.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+            f"(eras 0.4, 0.5.6, 0.5.14; docker and compose wrappers), vLLM {vl_bytes / 1e6:,.0f} MB "
+            f"(eras 0.10, 0.11, 0.26; docker, compose, colour codes), generated in {gen_s:.0f} s",
+            "command": "python -m logparse.perf.bench "
+            + " ".join(argv if argv is not None else sys.argv[1:]),
         }
         notes = [
             "wall time includes starting Python and importing polars (about 1 s per process).",

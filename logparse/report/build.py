@@ -90,7 +90,9 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
 
 
-def _read_counter(progress: Callable[[str], None], every: int = 64 << 20) -> Callable[[int, int | None], None]:
+def _read_counter(
+    progress: Callable[[str], None], every: int = 64 << 20
+) -> Callable[[int, int | None], None]:
     """An `ingest` progress callback that reports every `every` bytes read."""
     shown = 0
 
@@ -191,8 +193,13 @@ def _evidence_tables(runs: Sequence[R.LogRun]) -> pl.DataFrame | None:
     """Every figure that is not exact, per log: what it is, how it was obtained, its bound."""
     from logparse.analysis.figures import evidence_frame
 
-    parts = [evidence_frame(r.analysis).filter(pl.col("confidence") != "exact")
-             .select(pl.lit(r.name).alias("log"), pl.all()) for r in runs if r.analysis is not None]
+    parts = [
+        evidence_frame(r.analysis)
+        .filter(pl.col("confidence") != "exact")
+        .select(pl.lit(r.name).alias("log"), pl.all())
+        for r in runs
+        if r.analysis is not None
+    ]
     frame = pl.concat(parts, how="vertical_relaxed") if parts else None
     return None if frame is None or frame.is_empty() else frame
 
@@ -433,8 +440,13 @@ def core_result_table(runs: Sequence[R.LogRun], notes: list[Note]) -> pl.DataFra
         notes.append(Note("across logs", f"Core Result skipped: {type(exc).__name__}: {exc}", "warning"))
         return None
     if core is None:
-        notes.append(Note("across logs", "Core Result not shown: it needs logs of two engines with one "
-                          "trusted stable window per engine and input length (as `logparse compare`)"))
+        notes.append(
+            Note(
+                "across logs",
+                "Core Result not shown: it needs logs of two engines with one "
+                "trusted stable window per engine and input length (as `logparse compare`)",
+            )
+        )
     return core
 
 
@@ -600,8 +612,11 @@ def report_tables(
     evidence = _evidence_tables(runs)
     if evidence is not None:
         tables["figures and their evidence"] = evidence
-    starts = [r.analysis.segments.select(pl.lit(r.name).alias("log"), pl.all()) for r in runs
-              if r.analysis is not None and r.analysis.segments.height > 1]
+    starts = [
+        r.analysis.segments.select(pl.lit(r.name).alias("log"), pl.all())
+        for r in runs
+        if r.analysis is not None and r.analysis.segments.height > 1
+    ]
     if starts:
         tables["engine starts"] = pl.concat(starts, how="vertical_relaxed")
     if phases:

@@ -230,8 +230,10 @@ CORE_NOTE = "As `logparse compare` prints it: each engine's stable decode throug
 def _core_html(report: Report) -> str:
     if report.core is None:
         return ""
-    return (f'<section id="core-result"><h2>Core Result</h2><p class="meta">{esc(CORE_NOTE)}</p>'
-            f"{html_table(report.core)}</section>")
+    return (
+        f'<section id="core-result"><h2>Core Result</h2><p class="meta">{esc(CORE_NOTE)}</p>'
+        f"{html_table(report.core)}</section>"
+    )
 
 
 def _chart_html(item: Any) -> str:

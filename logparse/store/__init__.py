@@ -1,13 +1,49 @@
 """Everything `ingest --out` writes and every command reads back: the output folder (marker,
 atomic swap), tables (Parquet, flat or as a dataset), run names, the ingest facts."""
+
 from __future__ import annotations
 
-from logparse.store.folder import MARKER_FILE, STATS_FILE, marker_sources, output_folder, remove_tree, source_id, writing
+from logparse.store.folder import (
+    MARKER_FILE,
+    STATS_FILE,
+    marker_sources,
+    output_folder,
+    remove_tree,
+    source_id,
+    writing,
+)
 from logparse.store.info import load_info, save_info
 from logparse.store.runs import expand_inputs, run_name, run_names
-from logparse.store.tables import (TableWriter, is_table_folder, part_file, read_tables, runs_of, scan_tables,
-                                   table_paths, write_tables)
+from logparse.store.tables import (
+    TableWriter,
+    is_table_folder,
+    part_file,
+    read_tables,
+    runs_of,
+    scan_tables,
+    table_paths,
+    write_tables,
+)
 
-__all__ = ["MARKER_FILE", "STATS_FILE", "TableWriter", "expand_inputs", "is_table_folder", "load_info",
-           "marker_sources", "output_folder", "part_file", "read_tables", "remove_tree", "run_name", "run_names",
-           "runs_of", "save_info", "scan_tables", "source_id", "table_paths", "write_tables", "writing"]
+__all__ = [
+    "MARKER_FILE",
+    "STATS_FILE",
+    "TableWriter",
+    "expand_inputs",
+    "is_table_folder",
+    "load_info",
+    "marker_sources",
+    "output_folder",
+    "part_file",
+    "read_tables",
+    "remove_tree",
+    "run_name",
+    "run_names",
+    "runs_of",
+    "save_info",
+    "scan_tables",
+    "source_id",
+    "table_paths",
+    "write_tables",
+    "writing",
+]

@@ -6,6 +6,7 @@ whose tables the folder holds; writing the tables of other logs over them needs 
 the file system (read-only, full, a file where a folder should be, no permission) become one
 `OutputError` that names the folder and the reason.
 """
+
 from __future__ import annotations
 
 import errno
@@ -23,9 +24,12 @@ MARKER_FILE = ".logparse"
 STATS_FILE = "_ingest.json"  # what reading and parsing a log found, beside its tables
 _SOURCE_KEY = "source: "
 _REASONS = {
-    errno.EROFS: "read-only file system", errno.ENOSPC: "no space left on the device",
-    errno.EACCES: "permission denied", errno.EPERM: "operation not permitted",
-    errno.ENOTDIR: "a file is in the way (a folder is needed)", errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.ENOSPC: "no space left on the device",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a file is in the way (a folder is needed)",
+    errno.EDQUOT: "disk quota exceeded",
     errno.EEXIST: "a file is in the way",
 }
 
@@ -55,12 +59,13 @@ def marker_sources(out: Path) -> list[str]:
         text = (out / MARKER_FILE).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    return [line[len(_SOURCE_KEY):] for line in text.splitlines() if line.startswith(_SOURCE_KEY)]
+    return [line[len(_SOURCE_KEY) :] for line in text.splitlines() if line.startswith(_SOURCE_KEY)]
 
 
 @contextmanager
-def output_folder(out: Path, *, force: bool = False, sources: Sequence[str] | None = None,
-                  tables: bool = True) -> Iterator[Path]:
+def output_folder(
+    out: Path, *, force: bool = False, sources: Sequence[str] | None = None, tables: bool = True
+) -> Iterator[Path]:
     """A fresh temporary folder beside `out` to write into; it replaces `out` when the block ends.
 
     When the block raises, `out` stays as it was and the temporary folder is removed. A non-empty
@@ -95,7 +100,8 @@ def _swap_into_place(tmp: Path, out: Path, kinds: set[str]) -> None:
 
     def carried(entry: Path) -> bool:
         if entry.name in (MARKER_FILE, STATS_FILE, "_read_stats.json") or (
-                entry.suffix == ".parquet" and (ours or entry.stem in kinds)):
+            entry.suffix == ".parquet" and (ours or entry.stem in kinds)
+        ):
             return False
         if ours and entry.is_dir() and entry.name.startswith(("run=", "kind=")):
             return False
@@ -150,8 +156,10 @@ def _check_same_sources(out: Path, sources: Sequence[str]) -> None:
         shown = ", ".join(for_terminal(s) for s in others[:3])
         if len(others) > 3:
             shown += f" and {len(others) - 3} more"
-        raise InputError(f"{for_terminal(str(out))}: holds the tables of other logs ({shown}), which this run "
-                         "would replace; choose another --out, ingest all the logs together, or pass --force")
+        raise InputError(
+            f"{for_terminal(str(out))}: holds the tables of other logs ({shown}), which this run "
+            "would replace; choose another --out, ingest all the logs together, or pass --force"
+        )
 
 
 def _check_out_dir(out: Path, *, force: bool) -> None:
@@ -162,8 +170,10 @@ def _check_out_dir(out: Path, *, force: bool) -> None:
     except OSError as exc:
         raise OutputError(f"cannot write {for_terminal(str(out))}: {reason(exc)}") from None
     if foreign and not force:
-        raise InputError(f"{for_terminal(str(out))}: folder is not empty and was not written by logparse; "
-                         "choose another --out or pass --force")
+        raise InputError(
+            f"{for_terminal(str(out))}: folder is not empty and was not written by logparse; "
+            "choose another --out or pass --force"
+        )
 
 
 def remove_tree(path: Path) -> None:

@@ -1,6 +1,7 @@
 """What ingesting a log found, kept beside its tables (`_ingest.json`): the engine, the reading
 problems, how its times were made, the keys no rule knew. Commands that read the tables later
 (`summary`, `report`, a dataset's runs) warn from it as `ingest` did."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Which logs a command line names, and the one name each log has as a run of a dataset."""
+
 from __future__ import annotations
 
 import glob
@@ -24,10 +25,17 @@ def expand_inputs(args: Sequence[str]) -> tuple[list[str], bool]:
     for arg in args:
         path = Path(arg)
         if arg != "-" and path.is_dir() and not is_table_folder(path):
-            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and p.name.endswith(LOG_SUFFIXES)
-                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            found = sorted(
+                str(p)
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.name.endswith(LOG_SUFFIXES)
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
             if not found:
-                raise InputError(f"{for_terminal(arg)}: no log files (*.log, *.txt, *.out, .gz) in this folder")
+                raise InputError(
+                    f"{for_terminal(arg)}: no log files (*.log, *.txt, *.out, .gz) in this folder"
+                )
             files.extend(found)
             several = True
         elif arg != "-" and not path.exists() and glob.has_magic(arg):
@@ -46,7 +54,7 @@ def run_name(log: str) -> str:
     (`server.out` is `server`, in a dataset, a report and a fleet table alike)."""
     text = str(log)
     if text.startswith("run=") or Path(text).name.startswith("run="):
-        return Path(text).name[len("run="):]
+        return Path(text).name[len("run=") :]
     name = "stdin" if text == "-" else Path(text).name
     for suffix in (".gz", ".log", ".txt", ".out"):
         if name.endswith(suffix):
@@ -58,8 +66,10 @@ def run_names(logs: Sequence[str]) -> list[str]:
     """Unique run names for `logs` (a parent folder is added, then a counter, on collisions)."""
     names = [run_name(log) for log in logs]
     if len(set(names)) != len(names):
-        names = [_UNSAFE.sub("_", f"{Path(log).parent.name}_{name}").strip("._") if log != "-" else name
-                 for log, name in zip(logs, names)]
+        names = [
+            _UNSAFE.sub("_", f"{Path(log).parent.name}_{name}").strip("._") if log != "-" else name
+            for log, name in zip(logs, names)
+        ]
     seen: dict[str, int] = {}
     out = []
     for name in names:

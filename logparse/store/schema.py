@@ -1,5 +1,6 @@
 """The columns of each event kind's table: the one definition the parsers, the core and the
 Parquet files share."""
+
 from __future__ import annotations
 
 from logparse.grammar import COMMON_FIELDS, Grammar

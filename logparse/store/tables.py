@@ -6,8 +6,10 @@ Layouts: a log's folder `DIR/<kind>.parquet`; a dataset `DIR/run=<name>/kind=<ki
 until its file is closed). Each kind's column meanings are written into the Parquet schema's
 metadata (`logparse.store.schema`).
 """
+
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Mapping, Sequence
@@ -60,8 +62,9 @@ class KindWriter:
         if self.writer is None:
             path = self.path.with_name(part_file(len(self.paths))) if self.paths else self.path
             self.paths.append(path)
-            self.writer = pq.ParquetWriter(path, self.schema, compression=COMPRESSION,
-                                           compression_level=COMPRESSION_LEVEL)
+            self.writer = pq.ParquetWriter(
+                path, self.schema, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL
+            )
             self.row_groups = 0
         self.writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
         self.row_groups += 1
@@ -79,10 +82,8 @@ class KindWriter:
 
     def abort(self) -> None:
         if self.writer is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self.writer.close()
-            except Exception:  # noqa: BLE001 - the files are removed anyway
-                pass
             self.writer = None
         for path in self.paths:
             path.unlink(missing_ok=True)
@@ -111,7 +112,7 @@ class TableWriter:
             if self._error is None:
                 try:
                     writer.write(table)
-                except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                except BaseException as exc:
                     self._error = exc
 
     def _check(self) -> None:
@@ -131,7 +132,9 @@ class TableWriter:
         self._check()
         writer = self.writers.get(kind)
         if writer is None:
-            writer = self.writers[kind] = KindWriter(self.path(kind), batch.schema, rotate=self.layout == "hive")
+            writer = self.writers[kind] = KindWriter(
+                self.path(kind), batch.schema, rotate=self.layout == "hive"
+            )
         table = writer.add(batch)
         if table is not None:
             if self._queue is not None:
@@ -191,7 +194,7 @@ def table_paths(folder: Path) -> dict[str, list[Path]]:
         if d.is_dir():
             files = sorted(d.glob("*.parquet"))
             if files:
-                found.setdefault(d.name[len("kind="):], []).extend(files)
+                found.setdefault(d.name[len("kind=") :], []).extend(files)
     return found
 
 
@@ -207,12 +210,19 @@ def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
     return {kind: pl.read_parquet(files, glob=False) for kind, files in sorted(table_paths(folder).items())}
 
 
-def write_tables(tables: Mapping[str, pl.DataFrame], out: Path, *, force: bool = False,
-                 sources: Sequence[str] | None = None) -> list[Path]:
+def write_tables(
+    tables: Mapping[str, pl.DataFrame],
+    out: Path,
+    *,
+    force: bool = False,
+    sources: Sequence[str] | None = None,
+) -> list[Path]:
     """Write `out/<kind>.parquet` for each frame, the folder replaced whole (see `output_folder`)."""
     from logparse.store.folder import output_folder
 
     with output_folder(out, force=force, sources=sources) as tmp:
         for kind, frame in tables.items():
-            frame.write_parquet(tmp / f"{kind}.parquet", compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+            frame.write_parquet(
+                tmp / f"{kind}.parquet", compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS
+            )
     return [out / f"{kind}.parquet" for kind in tables]

@@ -16,7 +16,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from logparse.export.catalog import CATALOG, Metric
 from logparse.cli.export import run_labels
 
 pytestmark = pytest.mark.slow
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 READY_WITHIN_S = 60
 
 
@@ -41,8 +42,15 @@ class Server:
     logs: dict[str, Path]  # run label -> log
 
     def query_range(self, expr: str, start: float, end: float, step: float = 1.0) -> list[dict[str, Any]]:
-        query = urllib.parse.urlencode({"query": expr, "start": start, "end": end, "step": step})
-        with urllib.request.urlopen(f"{self.url}/api/v1/query_range?{query}", timeout=30) as answer:
+        return self._get("query_range", {"query": expr, "start": start, "end": end, "step": step})
+
+    def query(self, expr: str, at: float) -> list[dict[str, Any]]:
+        """An instant query; a range selector (`x[5m]`) answers with the raw samples and their stamps."""
+        return self._get("query", {"query": expr, "time": at})
+
+    def _get(self, endpoint: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        query = urllib.parse.urlencode(params)
+        with urllib.request.urlopen(f"{self.url}/api/v1/{endpoint}?{query}", timeout=30) as answer:
             body = json.load(answer)
         assert body["status"] == "success", body
         return body["data"]["result"]
@@ -98,11 +106,9 @@ def wait_ready(url: str, process: subprocess.Popen[bytes], output: Path) -> None
 
 
 # -- what each log printed, read straight from its event tables --------------------------------------
-def unix_s(t: datetime) -> int:
-    """A naive time is UTC (what `export` assumes); every test log stamps whole seconds."""
-    seconds = (t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp()
-    assert seconds == int(seconds)
-    return int(seconds)
+def unix_ms(t: datetime) -> int:
+    """A naive time is UTC (what `export` assumes); samples are stamped in whole milliseconds."""
+    return ((t if t.tzinfo else t.replace(tzinfo=UTC)) - EPOCH) // timedelta(milliseconds=1)
 
 
 def printed_rows(tables: dict[str, pl.DataFrame], metric: Metric, labels: dict[str, str]) -> pl.DataFrame:
@@ -125,6 +131,7 @@ def printed_rows(tables: dict[str, pl.DataFrame], metric: Metric, labels: dict[s
 
 
 def printed_values(tables: dict[str, pl.DataFrame], metric: Metric, labels: dict[str, str]) -> list[tuple[int, float]]:
+    """(Unix ms, value) of each line behind one series, as the log printed it."""
     rows = printed_rows(tables, metric, labels)
     if rows.is_empty():
         return []
@@ -133,7 +140,7 @@ def printed_values(tables: dict[str, pl.DataFrame], metric: Metric, labels: dict
         metric.how, pl.col(metric.column))
     if metric.how == "hit_ratio":
         rows = rows.filter(pl.col("new_token") + pl.col("cached_token") > 0)
-    return [(unix_s(t), float(v)) for t, v in rows.select("time", value).iter_rows()]
+    return [(unix_ms(t), float(v)) for t, v in rows.select("time", value).iter_rows()]
 
 
 def entries(name: str) -> list[Metric]:
@@ -142,14 +149,15 @@ def entries(name: str) -> list[Metric]:
 
 
 def run_series(server: Server) -> Iterator[tuple[str, dict[str, pl.DataFrame], dict[str, Any]]]:
-    """(run, its tables, one Prometheus series of it over the run's whole span)."""
+    """(run, its tables, one Prometheus series of it: its raw samples over the run's whole span)."""
     for run, log in server.logs.items():
         tables = logparse.ingest(log).tables
-        times = [unix_s(t) for k in ("engine_stats", "spec_decode", "prefix_cache", "decode_batch", "prefill_batch")
+        times = [unix_ms(t) for k in ("engine_stats", "spec_decode", "prefix_cache", "decode_batch", "prefill_batch")
                  if k in tables for t in tables[k]["time"].drop_nulls()]
         if not times:
             continue
-        for series in server.query_range(f'{{run="{run}"}}', min(times), max(times)):
+        span_ms = max(times) - min(times) + 1
+        for series in server.query(f'{{run="{run}"}}[{span_ms}ms]', max(times) / 1000):
             yield run, tables, series
 
 
@@ -170,8 +178,8 @@ def test_gauges_are_the_printed_values(server: Server) -> None:
         name = series["metric"]["__name__"]
         if entries(name)[0].type != "gauge" or entries(name)[0].how == "carried":
             continue
-        served = {int(float(t)): float(v) for t, v in series["values"]}
-        for t, value in last_line_per_second(tables, name, series["metric"]).items():
+        served = {round(float(t) * 1000): float(v) for t, v in series["values"]}
+        for t, value in last_line_per_stamp(tables, name, series["metric"]).items():
             assert served[t] == value or (math.isnan(value) and math.isnan(served[t])), (run, name, t)
             checked += 1
     assert checked > 500
@@ -187,8 +195,8 @@ def test_kv_pool_size_is_the_printed_one(server: Server) -> None:
     assert checked >= 3
 
 
-def last_line_per_second(tables: dict[str, pl.DataFrame], name: str, labels: dict[str, str]) -> dict[int, float]:
-    """A gauge printed by several lines in one second shows the last of them."""
+def last_line_per_stamp(tables: dict[str, pl.DataFrame], name: str, labels: dict[str, str]) -> dict[int, float]:
+    """A gauge printed by several lines with one timestamp shows the last of them."""
     lines: list[tuple[int, int, float]] = []
     for entry in entries(name):
         rows = printed_rows(tables, entry, labels)
@@ -210,7 +218,7 @@ def test_rebuilt_counters_rate_is_the_printed_throughput(server: Server) -> None
             continue
         for t, window, expected in interval_expectations(tables, metric, series["metric"]):
             matcher = ",".join(f'{k}="{v}"' for k, v in series["metric"].items())
-            answers = server.query_range(f"rate({{{matcher}}}[{window * 1000 + 1}ms])", t, t)
+            answers = server.query_range(f"rate({{{matcher}}}[{window + 1}ms])", t / 1000, t / 1000)
             assert len(answers) == 1, (run, name, t, window, answers)
             [answer] = answers
             got = float(answer["values"][0][1])
@@ -221,27 +229,27 @@ def test_rebuilt_counters_rate_is_the_printed_throughput(server: Server) -> None
 
 def interval_expectations(tables: dict[str, pl.DataFrame], metric: Metric,
                           labels: dict[str, str]) -> list[tuple[int, int, float]]:
-    """(time, seconds the line covers, per-second value the log printed for them) per interval.
+    """(Unix ms, milliseconds the line covers, per-second value the log printed for them) per interval.
 
-    A rate is the mean of the lines printed in that second; a count, over the seconds it covers.
+    A rate is the mean of the lines printed with that stamp; a count, over the seconds it covers.
     vLLM's first line after a silence longer than 1.5 usual intervals covers one usual interval.
     """
-    by_second: dict[int, list[float]] = {}
+    by_stamp: dict[int, list[float]] = {}
     for t, v in printed_values(tables, metric, labels):
-        by_second.setdefault(t, []).append(v)
-    times = sorted(by_second)
+        by_stamp.setdefault(t, []).append(v)
+    times = sorted(by_stamp)
     gaps = [b - a for a, b in pairwise(times)]
     held = metric.how == "rate_integral" and metric.era != "sglang"
     usual = statistics.median(gaps) if len(gaps) >= 3 and held else None
     out = []
     for before, t in pairwise(times):
         window = int(usual) if usual is not None and t - before > 1.5 * usual else t - before
-        values = by_second[t]
+        values = by_stamp[t]
         if metric.how == "rate_integral":
             per_second = sum(values) / len(values)
         elif metric.how == "interval_sum":
-            per_second = sum(values) / window
+            per_second = sum(values) / (window / 1000)
         else:  # a running total printed by the line
-            per_second = (values[-1] - by_second[before][-1]) / window
+            per_second = (values[-1] - by_stamp[before][-1]) / (window / 1000)
         out.append((t, window, per_second))
     return out

@@ -3,6 +3,7 @@
 The format is detected from the content (pygments-style scores in [0, 1], first registry entry
 wins ties), never from the file extension; JSON is parsed whole for it, never sniffed by its head.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -57,7 +58,7 @@ def detect_format(path: Path, text: str) -> Format:
     for fmt in FORMATS:
         try:
             score = min(1.0, max(0.0, float(fmt.sniff(sample, path))))
-        except Exception:  # noqa: BLE001 - a sniffer that breaks simply does not recognise the file
+        except Exception:
             score = 0.0
         if score > 0 and (best is None or score > best[0]):
             best = (score, fmt)

@@ -1,4 +1,5 @@
 """Helpers shared by the benchmark readers: reading text, numbers, statistic names, path hints."""
+
 from __future__ import annotations
 
 import json

@@ -22,6 +22,7 @@ ttft + sum(itls), the time to the last streamed chunk, which can fall short of t
 (some versions stop its clock at the final [DONE] event); the columns built on it are marked
 derived.
 """
+
 from __future__ import annotations
 
 import math

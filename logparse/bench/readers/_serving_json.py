@@ -3,6 +3,7 @@
 SGLang's script began as a copy of vLLM's, so both write one object per run with the same core
 keys (duration, completed, mean_ttft_ms, ...) and the same `<stat>_<metric>_ms` statistic keys.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -4,6 +4,7 @@ Both tools print `"{:<40} {:<10}"` lines (so values carry trailing spaces) betwe
 `==== Serving Benchmark Result ====` header and a line of `=`, with `---- Section ----` rules.
 A console capture may hold several blocks (one per run) and other output between them.
 """
+
 from __future__ import annotations
 
 import re

@@ -7,6 +7,7 @@ p99 -> p1. The two tools define ITL differently (peer-tools.md 1.4): AIPerf's is
 gap between responses divided by the tokens in the later response (`itl_ms_*`). Neither file
 records the concurrency; it is read from the path (`conc_8/`, `_c8_`, `concurrency8`).
 """
+
 from __future__ import annotations
 
 import csv

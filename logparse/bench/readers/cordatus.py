@@ -12,6 +12,7 @@ in `tpot_ms_*`; "TPS" is `tokens / total request time` (TTFT included); "p90" is
 The tool always sends `max_tokens = 128` (its DEFAULT_MAX_TOKENS), so that is the output length
 unless the file name states `<in>x<out>` (the Openzeka file is `..._128x128.csv`).
 """
+
 from __future__ import annotations
 
 import csv

@@ -1,5 +1,6 @@
 """Readers for SGLang `bench_serving`: the appended JSONL (one line per run) and the printed
 'Serving Benchmark Result' block."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,6 @@
 """Readers for `vllm bench serve`: the --save-result JSON (or --append-result JSONL) and the
 printed 'Serving Benchmark Result' block."""
+
 from __future__ import annotations
 
 import re
