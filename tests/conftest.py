@@ -16,6 +16,13 @@ settings.register_profile("nightly", max_examples=5_000, deadline=None,
 settings.load_profile(os.environ.get("LOGPARSE_HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite fixtures/**/*.events from the current parser (tests/test_goldens.py)")
+
+
 SHARED = ROOT.parent / "shared"
 REAL_LOGS = SHARED / "real-logs"
 FIXTURES = ROOT / "fixtures"
