@@ -32,6 +32,9 @@ HALF_YEAR_US = 183 * 86_400_000_000
 HALF_DAY_US = 12 * 3_600_000_000
 DAY_US = 86_400_000_000
 SLACK_US = 86_400_000_000  # a last line stamped up to a day after the mtime is not a wrong year
+# A date-less last line more than half a day after the mtime (read in the stamps' zone) belongs to
+# the day before: the mtime is written after the last line, and half a day covers a wrong zone.
+DATE_SLACK_US = HALF_DAY_US
 _EPOCH = dt.datetime(1970, 1, 1)
 
 
@@ -241,7 +244,8 @@ class TimeResolver:
         ):
             return
         last = _EPOCH + dt.timedelta(microseconds=self._last_value)
-        if last <= self._local + dt.timedelta(microseconds=SLACK_US):
+        slack = SLACK_US if self.facts.year_inferred else DATE_SLACK_US
+        if last <= self._local + dt.timedelta(microseconds=slack):
             return
         assert self._year is not None and self._date is not None
         start_year = self.known_year or self._local.year
