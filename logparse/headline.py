@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from logparse.analysis.unparsed import unparsed_families
 from logparse.drift import drift_facts, render_drift
 from logparse.escape import for_terminal
 from logparse.ingest import IngestResult
@@ -207,8 +208,34 @@ def headline(result: IngestResult) -> dict[str, Any]:
         },
         "warnings_by_category": by_category,
         "jit_by_what": jit_by_what,
+        "unparsed_evidence": unparsed_evidence(result),
         **drift_facts(result),
     }
+
+
+def unparsed_evidence(result: IngestResult) -> list[dict[str, Any]]:
+    """The reported line families (`Decode batch`, vLLM stats, OOM, ...) seen among the unparsed
+    lines but not typed: the log holds that evidence in a form no rule read, however few lines."""
+    if result.grammar is None or not result.engine:
+        return []
+    return [
+        {"kind": f.kind, "lines": f.lines, "first_line": f.first_line, "example": f.example}
+        for f in unparsed_families(result.tables, result.grammar, result.engine)
+    ]
+
+
+def render_unparsed_evidence(facts: Mapping[str, Any]) -> list[str]:
+    """One warning per untyped family, unless a drift warning already names its first line."""
+    told = {w["first_line"] for w in facts.get("drift") or []}
+    return [
+        for_terminal(
+            f"warning: {f['lines']:,} line(s) look like {f['kind']} lines but no rule typed them "
+            f"(first at line {f['first_line']:,}); their figures are missing, not absent: "
+            f"`logparse unknown {facts['source']}` shows them"
+        )
+        for f in facts.get("unparsed_evidence") or []
+        if f["first_line"] not in told
+    ]
 
 
 def time_basis(times: Mapping[str, Any]) -> str:
@@ -310,6 +337,7 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         kw = max(len(k) for k in kinds)
         out.extend(f"  {for_terminal(k):<{kw}}  {v:>10,}" for k, v in kinds.items())
     out.extend(render_drift(facts))
+    out.extend(render_unparsed_evidence(facts))
     return "\n".join(out)
 
 

@@ -110,3 +110,20 @@ def test_every_typed_real_excerpt_claims_no_missing_decode_stats() -> None:
             kinds = {f.kind for f in families}
             if path not in (VLLM_076, SGLANG_050):
                 assert not kinds & {"decode_batch", "engine_stats", "prefill_batch"}, path.name
+
+
+def test_the_headline_warns_of_untyped_decode_lines() -> None:
+    """`ingest` says so too: N lines that look like Decode batch lines, however few, are evidence."""
+    import dataclasses
+
+    from logparse.headline import headline, render_headline
+    from logparse.ingest import ingest
+
+    result = ingest(SGLANG_002, engine="sglang")
+    untyped = dataclasses.replace(result, tables=as_if_untyped(SGLANG_002, "sglang", "decode_batch"))
+    facts = headline(untyped)
+    lines = len(SGLANG_002.read_text().splitlines())
+    assert [(f["kind"], f["lines"]) for f in facts["unparsed_evidence"]] == [("decode_batch", lines)]
+    text = render_headline(facts)
+    assert f"warning: {lines:,} line(s) look like decode_batch lines but no rule typed them" in text, text
+    assert headline(result)["unparsed_evidence"] == []
