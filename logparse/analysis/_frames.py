@@ -76,6 +76,13 @@ def median_interval(times: pl.Series) -> float | None:
     return float(gaps.median())  # type: ignore[arg-type]
 
 
+def first_line_no(frame: pl.DataFrame) -> int:
+    """The smallest `line_no` of a frame holding at least one line."""
+    value = frame.get_column("line_no").min()
+    assert isinstance(value, int), "line_no is a non-null integer column"
+    return value
+
+
 def first_non_null(frame: pl.DataFrame, column: str) -> object:
     """The first non-null value of `column` in line order, or None."""
     if column not in frame.columns or frame.is_empty():

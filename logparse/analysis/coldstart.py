@@ -8,8 +8,9 @@ keep their own rows; a figure for the whole server takes the slowest rank.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -117,8 +118,13 @@ def time_at_line(tables: Mapping[str, pl.DataFrame], line_no: int) -> Any:
 
 def start_time(tables: Mapping[str, pl.DataFrame]) -> Any:
     """The earliest timestamp in the log, or None."""
-    times = [f.get_column("time").min() for f in tables.values() if "time" in f.columns and f.height]
-    times = [t for t in times if t is not None]
+    # polars types Series.min() as any Python scalar; `time` is a Datetime column
+    firsts = [
+        cast("dt.datetime | None", f.get_column("time").min())
+        for f in tables.values()
+        if "time" in f.columns and f.height
+    ]
+    times = [t for t in firsts if t is not None]
     return min(times) if times else None
 
 
@@ -262,8 +268,9 @@ def stages(timeline_frame: pl.DataFrame) -> pl.DataFrame:
             pl.col("since_start_s").max().alias("last_at_s"),
         )
         .select(list(schema))
-        .cast(schema)
-    )  # type: ignore[arg-type]
+        # polars' cast takes Mapping[str | selector | dtype, ...]: a str-keyed dict is not one (invariant key)
+        .cast(schema)  # type: ignore[arg-type]
+    )
 
 
 def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[str, Any]:
@@ -420,6 +427,6 @@ def kv_pool_figure(tables: Mapping[str, pl.DataFrame]) -> Figure | None:
             )
     if implied is None:
         return None
-    return Figure(
-        round(implied), ESTIMATED, "maximum concurrency × tokens per request", 0.005 * float(per_request)
-    )  # type: ignore[arg-type]
+    # per_request: a value of the Int64 column `per_request_tokens` (first_non_null gives an object)
+    margin = 0.005 * float(per_request)  # type: ignore[arg-type]
+    return Figure(round(implied), ESTIMATED, "maximum concurrency × tokens per request", margin)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
@@ -283,7 +284,7 @@ def core_result_frame(rows: pl.DataFrame, degr: pl.DataFrame) -> pl.DataFrame | 
         ]
         table_rows.append([f"{label} per request", *cells, ""])
     labels = dict(zip(usable.get_column("source").to_list(), usable.get_column("input_label").to_list()))
-    pairs = {}
+    pairs: dict[tuple[str | None, str | None], dict[str, dict[str, Any]]] = {}
     for d in degr.iter_rows(named=True):
         key = (labels.get(d["from_label"]), labels.get(d["to_label"]))
         pairs.setdefault(key, {})[d["engine"]] = d

@@ -39,7 +39,7 @@ from typing import Any
 
 import polars as pl
 
-from logparse.analysis._frames import table
+from logparse.analysis._frames import first_line_no, table
 from logparse.analysis.phases import assign_phase_by_time
 from logparse.analysis.startfail import kv_profile_negative, start_not_ready
 from logparse.analysis.unparsed import UnparsedFamily, unparsed_decode_stats
@@ -354,15 +354,15 @@ def diagnose(
                 "warning",
                 f"{soft.height} out-of-memory retries (recovered){f' on {ranks} ranks' if ranks > 1 else ''}"
                 f"{where}: memory is overcommitted (lower --gpu-memory-utilization / pin the KV size)",
-                line_no=int(soft.get_column("line_no").min()),
+                line_no=first_line_no(soft),
                 value=float(soft.height),
-            )  # type: ignore[arg-type]
+            )
         if hard.height:
             add(
                 "oom_fatal",
                 "error",
-                f"{hard.height} out-of-memory error(s), first at line {hard.get_column('line_no').min()}",
-                line_no=int(hard.get_column("line_no").min()),  # type: ignore[arg-type]
+                f"{hard.height} out-of-memory error(s), first at line {first_line_no(hard)}",
+                line_no=first_line_no(hard),
                 value=float(hard.height),
             )
 
@@ -381,9 +381,9 @@ def diagnose(
             "warning",
             f"{late.height} JIT compile(s) after the server was ready{phase_note}: first requests pay "
             "for compilation (extend warm-up to cover these shapes)",
-            line_no=int(late.get_column("line_no").min()),
+            line_no=first_line_no(late),
             value=float(late.height),
-        )  # type: ignore[arg-type]
+        )
 
     pre = assign_phase_by_time(_preemption_rows(tables), phases, slack_s=0.0, lead_s=lead)
     for ph in phases.iter_rows(named=True):
@@ -441,10 +441,10 @@ def diagnose(
             add(
                 code,
                 "warning",
-                f"{what} ({hits.height} line(s), first at line {hits.get_column('line_no').min()})",
-                line_no=int(hits.get_column("line_no").min()),
+                f"{what} ({hits.height} line(s), first at line {first_line_no(hits)})",
+                line_no=first_line_no(hits),
                 value=float(hits.height),
-            )  # type: ignore[arg-type]
+            )
 
     for row in no_window.iter_rows(named=True):
         add(
@@ -474,10 +474,10 @@ def diagnose(
         add(
             "error_lines",
             "error",
-            f"{errors.height} ERROR line(s), first at line {errors.get_column('line_no').min()}",
-            line_no=int(errors.get_column("line_no").min()),
+            f"{errors.height} ERROR line(s), first at line {first_line_no(errors)}",
+            line_no=first_line_no(errors),
             value=float(errors.height),
-        )  # type: ignore[arg-type]
+        )
     for finding in (
         start_not_ready(tables, ready=ready, samples=samples),
         kv_profile_negative(tables),
@@ -600,8 +600,8 @@ def kv_overcommit(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
     if rows.is_empty():
         return None
     b = rows.row(0, named=True)
-    engine_fit = _engine_fit_gib(b)
-    fit = engine_fit if engine_fit is not None else b["usable_gib"] - sum(b[c] for c in BUDGET_PARTS[1:])
+    printed_fit = _engine_fit_gib(b)
+    fit = printed_fit if printed_fit is not None else b["usable_gib"] - sum(b[c] for c in BUDGET_PARTS[1:])
     if b["kv_gib"] <= fit + KV_OVERCOMMIT_SLACK_GIB:
         return None
     budget = (
@@ -609,7 +609,7 @@ def kv_overcommit(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
         if b["usable_gib"] is None
         else f"{b['usable_gib']:.2f} GiB usable at utilization {b['gpu_memory_utilization']}"
     )
-    if engine_fit is not None:
+    if printed_fit is not None:
         flag = "--kv-cache-memory" + ("" if b["kv_fit_bytes"] is None else f"={b['kv_fit_bytes']}")
         message = (
             f"KV cache of {b['kv_gib']:.2f} GiB exceeds the {fit:.2f} GiB that vLLM itself says fits "

@@ -12,6 +12,9 @@ at least ``min_plateau_samples`` samples), or the given ``concurrency``.
 
 from __future__ import annotations
 
+import datetime as dt
+from typing import cast
+
 import polars as pl
 
 from logparse.analysis._frames import median_interval
@@ -99,14 +102,18 @@ def find_phases(
         dec = part.filter(pl.col("_decode"))
         plateau = plateau_running(dec.get_column("running"), min_samples=min_plateau_samples)
         if plateau is None:  # all work fitted in one stats interval: the requests it served
-            plateau = None if dec.is_empty() else int(dec.get_column("_served").max() or 0) or None
-        start, end = part.get_column("time").min(), part.get_column("time").max()
+            served = cast("int | None", dec.get_column("_served").max())
+            plateau = None if dec.is_empty() else int(served or 0) or None
+        # polars types Series.min/max as any Python scalar; `time` is a Datetime column, and
+        # the lines of a phase have a time (the phases are cut by time gaps)
+        times = part.get_column("time")
+        start, end = cast(dt.datetime, times.min()), cast(dt.datetime, times.max())
         rows.append(
             {
                 "phase": raw,
                 "start": start,
                 "end": end,
-                "duration_s": (end - start).total_seconds(),  # type: ignore[operator]
+                "duration_s": (end - start).total_seconds(),
                 "first_line": part.get_column("line_no").min(),
                 "last_line": part.get_column("line_no").max(),
                 "n_samples": dec.height,

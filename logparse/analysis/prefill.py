@@ -18,6 +18,8 @@ vLLM prints only an aggregate prompt throughput per stats interval: no per-reque
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 CHUNK_SCHEMA: dict[str, pl.DataType] = {
@@ -35,6 +37,15 @@ CHUNK_SCHEMA: dict[str, pl.DataType] = {
     "printed_input_tps": pl.Float64(),
     "input_tps": pl.Float64(),
 }
+
+
+@dataclass(frozen=True)
+class _OpenRequest:
+    """The request whose prefill continues into the next line."""
+
+    id: int
+    chunks: int  # its lines so far
+    context: int | None  # its tokens in cache before the next line; None when unknown
 
 
 def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None) -> pl.DataFrame:
@@ -105,7 +116,7 @@ def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None
         rows = part.to_dicts()
         decodes = sorted(decode_at.get(int(series or 0), []))
         retracts = sorted(retract_at.get(int(series or 0), []))
-        open_req: dict[str, object] | None = None  # the request continuing into the next line
+        open_req: _OpenRequest | None = None
         for i, row in enumerate(rows):
             m = max(int(row["new_seq"] or 1), 1)
             new = int(row["new_token"] or 0)
@@ -124,21 +135,19 @@ def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None
             else:
                 completes = m  # decode steps ran (or the log ends): every prompt was done
             if open_req is None:
-                open_req = {"id": next_request, "chunks": 0, "context": cached}
+                open_req = _OpenRequest(id=next_request, chunks=0, context=cached)
                 next_request += 1
-            request, chunk, context = open_req["id"], open_req["chunks"], open_req["context"]
+            request, chunk, context = open_req.id, open_req.chunks, open_req.context
             # Requests 2..m of the batch are new; m-1 of them finish here unless the last goes on.
             next_request += m - 1
             if completes == m:
                 open_req = None
             elif m == 1:
-                open_req = {
-                    "id": request,
-                    "chunks": int(chunk) + 1,  # type: ignore[call-overload]
-                    "context": None if context is None else int(context) + new,
-                }  # type: ignore[call-overload]
+                open_req = _OpenRequest(
+                    id=request, chunks=chunk + 1, context=None if context is None else context + new
+                )
             else:
-                open_req = {"id": next_request - 1, "chunks": 1, "context": None}
+                open_req = _OpenRequest(id=next_request - 1, chunks=1, context=None)
             out.append(
                 {
                     "series": series,
@@ -203,9 +212,10 @@ def request_inputs(chunks: pl.DataFrame) -> pl.DataFrame:
             (pl.col("cached_token").first() + pl.col("new_token").sum()).alias("input_tokens"),
         )
         .select(list(schema))
-        .cast(schema)
+        # polars' cast takes Mapping[str | selector | dtype, ...]: a str-keyed dict is not one (invariant key)
+        .cast(schema)  # type: ignore[arg-type]
         .sort("request")
-    )  # type: ignore[arg-type]
+    )
 
 
 def phase_input_exact(
@@ -247,7 +257,8 @@ def phase_input_exact(
             gained = int(retractions.get_column("tokens_gained").sum())
     requests = int(part.get_column("completes").sum()) - retracted
     counted = part if cached == "all" else part.filter(pl.col("chunk") == 0)
-    tokens = int(part.get_column("new_token").sum() + counted.get_column("cached_token").sum()) - gained
+    # integer columns: polars types sum() as int | float | Decimal
+    tokens = int(part.get_column("new_token").sum()) + int(counted.get_column("cached_token").sum()) - gained
     if requests <= 0 or tokens <= 0:
         return None, 0
     return round(tokens / requests), requests

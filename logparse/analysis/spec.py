@@ -133,13 +133,17 @@ def spec_by_phase(
 
 def _vllm_v1(part: pl.DataFrame) -> dict[str, object]:
     lens = part.get_column("mean_accept_len").drop_nulls().drop_nans()
-    rates = part.select(
-        pl.coalesce(
-            pl.col("draft_accept_pct") / 100.0,
-            pl.when(pl.col("drafted") > 0).then(pl.col("accepted") / pl.col("drafted")),
+    rates = (
+        part.select(
+            pl.coalesce(
+                pl.col("draft_accept_pct") / 100.0,
+                pl.when(pl.col("drafted") > 0).then(pl.col("accepted") / pl.col("drafted")),
+            )
         )
+        .to_series()
+        .drop_nulls()
+        .drop_nans()
     )
-    rates = rates.to_series().drop_nulls().drop_nans()
     drafted = part.get_column("drafted_tps").drop_nulls()
     accepted = part.get_column("accepted_tps").drop_nulls()
     positions = [p for p in part.get_column("per_position").drop_nulls().to_list() if p]

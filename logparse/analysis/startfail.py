@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from logparse.analysis._frames import table
+from logparse.analysis._frames import first_line_no, table
 from logparse.analysis.segments import last_stage
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -42,7 +42,7 @@ def _after(tables: Mapping[str, pl.DataFrame], line: int) -> str:
         (pl.col("line_no") > line) & ~pl.col("recovered").fill_null(False)
     )
     if oom.height:
-        return f"an out-of-memory error at line {int(oom.get_column('line_no').min())}"  # type: ignore[arg-type]
+        return f"an out-of-memory error at line {first_line_no(oom)}"
     errors = [
         f.filter((pl.col("line_no") > line) & pl.col("level").is_in(["ERROR", "CRITICAL"]))
         for f in tables.values()
@@ -50,14 +50,14 @@ def _after(tables: Mapping[str, pl.DataFrame], line: int) -> str:
     ]
     count = sum(e.height for e in errors)
     if count:
-        first = min(int(e.get_column("line_no").min()) for e in errors if e.height)  # type: ignore[arg-type]
+        first = min(first_line_no(e) for e in errors if e.height)
         return f"{count} ERROR line(s) from line {first}"
     raw = table(tables, "unparsed", {"raw": pl.String()})
     trace = raw.filter(
         (pl.col("line_no") > line) & pl.col("raw").fill_null("").str.contains(TRACEBACK, literal=True)
     )
     if trace.height:
-        return f"a Python traceback at line {int(trace.get_column('line_no').min())}"  # type: ignore[arg-type]
+        return f"a Python traceback at line {first_line_no(trace)}"
     return ""
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from logparse.grammar import Grammar, Rule
+from logparse.grammar import AnyRule, Grammar
 
 UNPARSED = "unparsed"
 # The kinds whose figures the post-mortem reports (config, warnings and requests are context).
@@ -83,7 +83,7 @@ class UnparsedFamily:
         return f"unparsed_{self.kind}"
 
 
-def family_rules(grammar: Grammar, engine: str) -> list[Rule]:
+def family_rules(grammar: Grammar, engine: str) -> list[AnyRule]:
     """The rules of `engine` whose anchors mark a reported line family (long enough to tell)."""
     if engine not in grammar.engines:
         return []

@@ -15,6 +15,8 @@ lines by hand gets), per request = mean / N, ms/token = 1000 / per request.
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 WINDOW_SCHEMA: dict[str, pl.DataType] = {
@@ -177,8 +179,9 @@ def no_window_reasons(marked: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFram
 
 def _never_at_n(running: pl.Series, n: int) -> str:
     """Why no sample ran exactly N requests: N was above the peak, or running skipped past it."""
-    low, high = running.min(), running.max()
-    if high is None or high < n:  # type: ignore[operator]
+    # polars types Series.min/max as any Python scalar; `running` is an integer column
+    low, high = cast("int | None", running.min()), cast("int | None", running.max())
+    if high is None or high < n:
         return f"running never reached N={n} (peak {'-' if high is None else high})"
     return f"running was never exactly N={n} (it ranged {low}–{high})"
 

@@ -54,7 +54,7 @@ def bench_metric_chart(
     slo: pl.DataFrame | None = None,
     width: int = SMALL_WIDTH,
     height: int = SMALL_HEIGHT,
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """One metric against concurrency: a line per configuration, solid mean and dashed P90.
 
     Parameters
@@ -133,7 +133,7 @@ def aggregate_output_chart(
     peaks: pl.DataFrame | None = None,
     heading: str = "Aggregate output against concurrency",
     subtitle: str | None = None,
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """Aggregate output (per-user TPS × concurrency, an estimate) per configuration, as lines;
     peaks marked and labelled; where the frame has the file's own measured output throughput
     (``output_throughput_tps``), it is drawn beside the estimate as hollow squares.
@@ -201,7 +201,7 @@ def capacity_chart(
     configs = unique(data, "config")
     bases = [b for b in ("P90", "mean") if b in unique(data, "basis")] or unique(data, "basis")
 
-    def panel(measure: str, axis_title: str) -> alt.LayerChart:
+    def panel(measure: str, axis_title: str) -> alt.LayerChart | alt.FacetChart:
         base = (
             alt.Chart(data)
             .transform_filter(alt.datum.measure == measure)
@@ -236,7 +236,7 @@ def spec_speedup_chart(
     break_even: pl.DataFrame | None = None,
     heading: str = "Speculative decoding speedup",
     subtitle: str | None = None,
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """Spec / direct per-user TPS ratio against concurrency, a rule at 1.0 (break-even line),
     and a vertical rule at each pair's interpolated break-even concurrency.
 
@@ -301,7 +301,7 @@ def slo_heatmap_chart(
     levels = sorted({int(v) for v in data.get_column("concurrency").drop_nulls().to_list()})
     present = [s for s in SLO_STATUSES if s in unique(data, "status")]
     colors = [SLO_COLORS[SLO_STATUSES.index(s)] for s in present]
-    tooltip = ["config:N", "concurrency:O", "status:N"]
+    tooltip: list[str | alt.Tooltip] = ["config:N", "concurrency:O", "status:N"]
     tooltip += [alt.Tooltip(f"{c}:Q", format=",.1f") for c in ("ttft_ms", "tps") if c in data.columns]
     faceted = "basis" in data.columns
     base = (alt.Chart() if faceted else alt.Chart(data)).encode(

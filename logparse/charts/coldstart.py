@@ -30,7 +30,7 @@ def coldstart_chart(
     *,
     heading: str = "Cold start",
     subtitle: str | None = None,
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """Horizontal bars per rank from each stage's start to its end (seconds since the first line).
 
     Parameters

@@ -68,7 +68,7 @@ def degradation_chart(
     ]
     base = alt.Chart(data).encode(x=x, color=color)
 
-    def panel(field: str, axis_title: str, fmt: str) -> alt.LayerChart:
+    def panel(field: str, axis_title: str, fmt: str) -> alt.LayerChart | alt.FacetChart:
         y = alt.Y(f"{field}:Q", title=None, scale=alt.Scale(zero=True, nice=True))
         tips = [*tooltip, alt.Tooltip(f"{field}:Q", title=axis_title, format=fmt)]
         line = base.mark_line(strokeWidth=2.5).encode(y=y, detail="series:N")

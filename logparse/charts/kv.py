@@ -21,7 +21,7 @@ def kv_usage_chart(
     unit: str = "tokens",
     heading: str = "KV cache usage against the pool",
     subtitle: str | None = None,
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """KV in use over time as an area, the pool size as a horizontal rule with its label.
 
     Parameters

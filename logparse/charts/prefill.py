@@ -15,7 +15,7 @@ CHUNK_COLUMNS = ("request", "chunk", "cached_tokens", "input_tps", "phase_label"
 
 def prefill_chunk_chart(
     chunks: pl.DataFrame, *, heading: str = "Prefill throughput across chunks", subtitle: str | None = None
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """One line per request: chunk input tok/s against the tokens cached before the chunk.
 
     Parameters

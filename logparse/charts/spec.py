@@ -26,7 +26,7 @@ DRAFT_COLUMNS = ("phase_label", "measure", "tps")
 
 def spec_acceptance_chart(
     frame: pl.DataFrame, *, heading: str = "Acceptance length over time", subtitle: str | None = None
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """Mean acceptance length (tokens per verification step, bonus token included) over time.
 
     Parameters
@@ -61,7 +61,7 @@ def spec_acceptance_chart(
 
 def spec_position_chart(
     frame: pl.DataFrame, *, heading: str = "Acceptance rate per draft position", subtitle: str | None = None
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """Bars of the acceptance rate of each draft position (1 = first drafted token), per phase.
 
     Parameters
@@ -91,7 +91,7 @@ def spec_position_chart(
 
 def spec_draft_chart(
     frame: pl.DataFrame, *, heading: str = "Drafted vs accepted draft tokens", subtitle: str | None = None
-) -> alt.LayerChart:
+) -> alt.LayerChart | alt.FacetChart:
     """Per phase, drafted and accepted draft-token throughput side by side (the gap is waste).
 
     Parameters

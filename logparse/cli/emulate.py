@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import TypedDict
 
 import click
 
@@ -12,6 +13,15 @@ from logparse.emulate.core import emulate
 from logparse.emulate.eras import SGLANG_ERAS, VLLM_ERAS, Era
 from logparse.emulate.params import PhaseParams, RunParams
 from logparse.emulate.presets import PRESETS, preset, scenarios
+
+
+class _Sizes(TypedDict, total=False):
+    """The `PhaseParams` fields the command line can override."""
+
+    concurrency: int
+    input_len: int
+    output_len: int
+
 
 DEFAULT_PHASE = PhaseParams(concurrency=8, input_len=4096, output_len=1024, decode_tps=25.0)
 
@@ -30,11 +40,13 @@ def build_params(
         params = preset(preset_name, engine)
     else:
         params = RunParams(engine=engine, phases=(DEFAULT_PHASE,))  # type: ignore[arg-type]
-    overrides = {
-        k: v
-        for k, v in (("concurrency", concurrency), ("input_len", input_len), ("output_len", output_len))
-        if v is not None
-    }
+    overrides: _Sizes = {}
+    if concurrency is not None:
+        overrides["concurrency"] = concurrency
+    if input_len is not None:
+        overrides["input_len"] = input_len
+    if output_len is not None:
+        overrides["output_len"] = output_len
     phases = tuple(replace(p, **overrides) for p in params.phases)
     return replace(
         params,

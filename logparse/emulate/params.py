@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -177,12 +178,15 @@ class RunParams:
         data = dict(data)
         data["startup"] = StartupParams(**data.get("startup", {}))
         data["style"] = LogStyle(**data.get("style", {}))
-        data["phases"] = tuple(
-            PhaseParams(**{k: tuple(v) if isinstance(v, list) else v for k, v in p.items()})
-            for p in data.get("phases", [])
-        )
+        data["phases"] = tuple(_phase_from_dict(p) for p in data.get("phases", []))
         data["warnings"] = tuple(data.get("warnings", ()))
         return cls(**data)
+
+
+def _phase_from_dict(data: Mapping[str, Any]) -> PhaseParams:
+    # JSON gives lists where the dataclass holds tuples; the values are as untyped as the JSON.
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    return PhaseParams(**fields)
 
 
 _OPTIONAL_DEFAULTS = {

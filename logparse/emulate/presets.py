@@ -9,12 +9,33 @@ write-up's numbers (vLLM ≈501 / ≈163 tok/s with the 537 tok/s peak, SGLang �
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, TypedDict
 
-from logparse.emulate.params import LogStyle, PhaseParams, RunParams, StartupParams
+from logparse.emulate.params import Engine, LogStyle, PhaseParams, RunParams, StartupParams
+
+
+class _Prefill(TypedDict):
+    prefill_tps: float
+    prefill_ctx_slowdown: float
+    prefill_noise: float
+
+
+class _Decode(TypedDict, total=False):
+    """A GPUStack run's own `PhaseParams` fields."""
+
+    decode_tps: float
+    spec_accept_len: float
+    spec_jitter: float
+    noise: float
+    stall_s: float
+    oom_retries: int
+    jit_compiles: int
+    prefill_chunk_tps: tuple[float, ...]
+
 
 # Shared by both engines: "Prefill performance was broadly comparable"; the 22265 -> 16408
 # chunk sequence implies ~0.23 slowdown per 100K tokens of cached context.
-PREFILL = {"prefill_tps": 23_090.0, "prefill_ctx_slowdown": 0.226, "prefill_noise": 0.02}
+PREFILL: _Prefill = {"prefill_tps": 23_090.0, "prefill_ctx_slowdown": 0.226, "prefill_noise": 0.02}
 SGLANG_200K_CHUNKS = (22265.41, 21064.18, 19628.37, 18475.02, 17243.26, 16408.29)
 
 # Decode steps/s fall with context: steeply on vLLM (DCP=1), barely on SGLang (DCP=8). Each run's
@@ -77,7 +98,7 @@ SGLANG_STARTUP = StartupParams(
 )
 
 
-def _vllm_gpustack(input_len: int, seed: int, phase: dict[str, object]) -> RunParams:
+def _vllm_gpustack(input_len: int, seed: int, phase: _Decode) -> RunParams:
     return RunParams(
         engine="vllm",
         era="0.26",
@@ -103,11 +124,11 @@ def _vllm_gpustack(input_len: int, seed: int, phase: dict[str, object]) -> RunPa
                 decode_ctx_slowdown=VLLM_SLOWDOWN,
                 **phase,
             ),
-        ),  # type: ignore[arg-type]
+        ),
     )
 
 
-def _sglang_gpustack(input_len: int, seed: int, phase: dict[str, object]) -> RunParams:
+def _sglang_gpustack(input_len: int, seed: int, phase: _Decode) -> RunParams:
     return RunParams(
         engine="sglang",
         era="0.5.14",
@@ -134,7 +155,7 @@ def _sglang_gpustack(input_len: int, seed: int, phase: dict[str, object]) -> Run
                 decode_ctx_slowdown=SGLANG_SLOWDOWN,
                 **phase,
             ),
-        ),  # type: ignore[arg-type]
+        ),
     )
 
 
@@ -183,8 +204,9 @@ def gpustack(engine: str, context: str) -> RunParams:
 SMALL_STARTUP = StartupParams(pre_load_s=9.0, weight_load_s=6.5, shards=4, init_s=30.0, cuda_graph_s=9.0)
 
 
-def _small(engine: str, **kwargs: object) -> RunParams:
-    return replace(RunParams(engine=engine, startup=SMALL_STARTUP), **kwargs)  # type: ignore[arg-type]
+def _small(engine: Engine, **kwargs: Any) -> RunParams:
+    # kwargs: RunParams fields of any type; `replace` rejects an unknown name
+    return replace(RunParams(engine=engine, startup=SMALL_STARTUP), **kwargs)
 
 
 def scenarios() -> dict[str, RunParams]:

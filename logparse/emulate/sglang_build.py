@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from logparse.emulate import sglang_lines as L
 from logparse.emulate.eras import SglangEra
@@ -26,6 +26,31 @@ WARMUP_TOKENS = 7
 WARMUP_DECODE_STEPS = 7
 
 
+class PrefillValues(TypedDict):
+    """What a Prefill line prints (`sglang_lines.prefill_batch` arguments)."""
+
+    new_seq: int
+    new_token: int
+    cached: int
+    usage: float
+    running: int
+    queue: int
+    pending: int
+    input_tps: float
+
+
+class DecodeValues(TypedDict):
+    """What a Decode line prints (`sglang_lines.decode_batch` arguments)."""
+
+    running: int
+    tokens: int
+    usage: float
+    accept_len: float | None
+    accept_rate: float | None
+    gen_tps: float
+    queue: int
+
+
 @dataclass
 class SglangBuild:
     """Records plus what the truth needs from an SGLang build."""
@@ -35,8 +60,8 @@ class SglangBuild:
     ready: float
     ready_record: Record
     startup: dict[str, Any]
-    prefills: list[tuple[Step, Record, dict[str, Any]]] = field(default_factory=list)
-    decodes: list[tuple[Step, Record, dict[str, Any]]] = field(default_factory=list)
+    prefills: list[tuple[Step, Record, PrefillValues]] = field(default_factory=list)
+    decodes: list[tuple[Step, Record, DecodeValues]] = field(default_factory=list)
 
 
 class SglangBuilder:
@@ -346,7 +371,7 @@ class SglangBuilder:
             if step.kind == "prefill":
                 gap = step.t0 - last_prefill[g]
                 cached = sum(seg.cached for seg in step.segments) if p.cached_counts_chunks else 0
-                values = {
+                prefill: PrefillValues = {
                     "new_seq": len(step.segments),
                     "new_token": step.prompt_tokens,
                     "cached": cached,
@@ -357,9 +382,9 @@ class SglangBuilder:
                     "input_tps": step.prompt_tokens / gap if gap > 0 else 0.0,
                 }
                 mamba = (step.running_at_start + len(step.segments)) / slots
-                body = L.prefill_batch(era, hybrid=p.hybrid_ssm, mamba_usage=mamba, **values)
+                body = L.prefill_batch(era, hybrid=p.hybrid_ssm, mamba_usage=mamba, **prefill)
                 record = self._log(step.t0, src, body, tag="prefill", phase=step.phase, group=g)
-                build.prefills.append((step, record, values))
+                build.prefills.append((step, record, prefill))
                 last_prefill[g] = step.t0
             elif step.kind == "decode":
                 tokens_since[g] += step.gen_tokens
@@ -369,7 +394,7 @@ class SglangBuilder:
                     continue
                 accept = 1 + accepted_since[g] / drafts_since[g] if k and drafts_since[g] else None
                 tokens = self._rank_share(step.kv_tokens)
-                values = {
+                decode: DecodeValues = {
                     "running": step.n_decode,
                     "tokens": tokens,
                     "usage": tokens / self.pool,
@@ -383,10 +408,10 @@ class SglangBuilder:
                     hybrid=p.hybrid_ssm,
                     mamba_num=step.n_decode,
                     mamba_usage=step.n_decode / slots,
-                    **values,
+                    **decode,
                 )
                 record = self._log(step.t1, src, body, tag="decode", phase=step.phase, group=g)
-                build.decodes.append((step, record, values))
+                build.decodes.append((step, record, decode))
                 last_decode[g], tokens_since[g], drafts_since[g], accepted_since[g] = step.t1, 0.0, 0, 0.0
 
     def _phase_events(self, trace: Trace) -> None:

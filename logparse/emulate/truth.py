@@ -15,8 +15,8 @@ from typing import Any
 from logparse.emulate.eras import SglangEra, VllmEra
 from logparse.emulate.params import RunParams
 from logparse.emulate.render import Record, at
-from logparse.emulate.sglang_build import SglangBuild
-from logparse.emulate.simulate import PhaseTrace, Request
+from logparse.emulate.sglang_build import DecodeValues, PrefillValues, SglangBuild
+from logparse.emulate.simulate import PhaseTrace, Request, Step
 from logparse.emulate.vllm_build import Sample, VllmBuild
 
 
@@ -327,7 +327,7 @@ def sglang_truth(params: RunParams, era: SglangEra, build: SglangBuild, start: d
     for phase in build.trace.phases:
         n = params.phases[phase.index].concurrency
         decodes = [(step, rec, v) for step, rec, v in build.decodes if step.phase == phase.index]
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "line": rec.line,
                 "ts": rec.ts,
@@ -389,8 +389,8 @@ def sglang_truth(params: RunParams, era: SglangEra, build: SglangBuild, start: d
 
 
 def _after_first(
-    prefills: list[tuple[Any, Record, dict[str, Any]]],
-) -> list[tuple[Any, Record, dict[str, Any]]]:
+    prefills: list[tuple[Step, Record, PrefillValues]],
+) -> list[tuple[Step, Record, PrefillValues]]:
     """Each DP group's Prefill lines but its first of the phase (whose interval starts idle)."""
     seen: set[int] = set()
     out = []
@@ -439,7 +439,7 @@ def _dp_rows(rows: list[dict[str, Any]], groups: list[int], split: list[int]) ->
     return out
 
 
-def _dp_aligned(decodes: list[tuple[Any, Record, dict[str, Any]]], split: list[int]) -> bool:
+def _dp_aligned(decodes: list[tuple[Step, Record, DecodeValues]], split: list[int]) -> bool:
     """Every group with requests prints its Decode lines at the same instants. Each group counts
     its own decode steps (`forward_ct_decode`), so groups that were idle or prefilling while
     others decoded drift apart; their lines then never coincide, and each sample of the phase

@@ -250,52 +250,45 @@ class VllmBuilder:
         if era.v1 and drafts:
             pos = [sum(s.accepted_pos[j] for s in window) / drafts for j in range(k)]
             acc = round(accepted)
-            spec = {
-                "mean_accept_len": 1 + acc / drafts,
-                "accepted_tps": acc / elapsed,
-                "drafted_tps": drafts * k / elapsed,
-                "accepted": acc,
-                "drafted": drafts * k,
-                "per_position": pos,
-                "accept_rate_pct": 100.0 * acc / (drafts * k),
-            }
+            mean_len, accepted_tps, drafted_tps = 1 + acc / drafts, acc / elapsed, drafts * k / elapsed
+            rate_pct = 100.0 * acc / (drafts * k)
             sample.spec = self._log(
                 sample.t,
                 "api",
                 "spec",
-                L.spec_v1(
-                    spec["mean_accept_len"],
-                    spec["accepted_tps"],
-                    spec["drafted_tps"],
-                    spec["accepted"],
-                    spec["drafted"],
-                    pos,
-                    spec["accept_rate_pct"],
-                ),
+                L.spec_v1(mean_len, accepted_tps, drafted_tps, acc, drafts * k, pos, rate_pct),
                 tag="spec",
                 phase=sample.phase,
             )
-            sample.spec_values = spec
+            sample.spec_values = {
+                "mean_accept_len": mean_len,
+                "accepted_tps": accepted_tps,
+                "drafted_tps": drafted_tps,
+                "accepted": acc,
+                "drafted": drafts * k,
+                "per_position": pos,
+                "accept_rate_pct": rate_pct,
+            }
         elif not era.v1 and cum["drafts"]:
             draft_tokens = int(cum["drafts"]) * k
             acc = round(cum["accepted"])
             emitted = round(cum["emitted"])
-            spec = {
-                "accept_rate": acc / draft_tokens,
-                "efficiency": emitted / (cum["drafts"] * (k + 1)),
-                "accepted": acc,
-                "drafted": draft_tokens,
-                "emitted": emitted,
-            }
+            rate, efficiency = acc / draft_tokens, emitted / (cum["drafts"] * (k + 1))
             sample.spec = self._log(
                 sample.t,
                 "api",
                 "spec",
-                L.spec_v0(spec["accept_rate"], spec["efficiency"], k, acc, draft_tokens, emitted),
+                L.spec_v0(rate, efficiency, k, acc, draft_tokens, emitted),
                 tag="spec",
                 phase=sample.phase,
             )
-            sample.spec_values = spec
+            sample.spec_values = {
+                "accept_rate": rate,
+                "efficiency": efficiency,
+                "accepted": acc,
+                "drafted": draft_tokens,
+                "emitted": emitted,
+            }
 
     def _preemption_warnings(self, trace: Trace) -> None:
         if self.era.v1:

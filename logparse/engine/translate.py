@@ -20,6 +20,11 @@ import re._constants as C
 import re._parser as P
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+# `re._parser` has no type stubs: an opcode's operand is an int, a tuple or a list by opcode.
+_Operand = Any
+_Item = tuple[object, _Operand]
 
 _NAME_DEF = re.compile(r"\(\?P<(\w+)>")
 _MAXREPEAT = C.MAXREPEAT
@@ -79,28 +84,28 @@ class _Emitter:
         self.names = names
         self.groups: dict[str, str] = {}
 
-    def seq(self, items: Iterable[tuple[object, object]], flags: int) -> str:
+    def seq(self, items: Iterable[_Item], flags: int) -> str:
         return "".join(self.item(op, av, flags) for op, av in items)
 
-    def item(self, op: object, av: object, flags: int) -> str:
+    def item(self, op: object, av: _Operand, flags: int) -> str:
         if op is C.LITERAL:
-            ch = chr(av)  # type: ignore[arg-type]
+            ch = chr(av)
             if flags & C.SRE_FLAG_IGNORECASE and ch.isascii() and ch.isalpha():
                 return f"[{ch.upper()}{ch.lower()}]"  # ASCII folding only, as Python's ASCII flag
-            return _char(av)  # type: ignore[arg-type]
+            return _char(av)
         if op is C.NOT_LITERAL:
-            inner = f"[^{_hex(av)}]"  # type: ignore[arg-type]
+            inner = f"[^{_hex(av)}]"
             return f"(?i:{inner})" if flags & C.SRE_FLAG_IGNORECASE else inner
         if op is C.ANY:
             return "(?s:.)" if flags & C.SRE_FLAG_DOTALL else "."
         if op is C.IN:
-            cls = self.charclass(av)  # type: ignore[arg-type]
+            cls = self.charclass(av)
             return f"(?i:{cls})" if flags & C.SRE_FLAG_IGNORECASE else cls
         if op is C.BRANCH:
-            _, alternatives = av  # type: ignore[misc]
+            _, alternatives = av
             return "(?:" + "|".join(self.seq(alt, flags) for alt in alternatives) + ")"
         if op is C.SUBPATTERN:
-            group, add, delete, sub = av  # type: ignore[misc]
+            group, add, delete, sub = av
             inner_flags = (flags | add) & ~delete
             body = self.seq(sub, inner_flags)
             if group is not None:
@@ -110,7 +115,7 @@ class _Emitter:
                     return f"(?P<{name}>{body})"
             return f"(?:{body})"
         if op in (C.MAX_REPEAT, C.MIN_REPEAT):
-            lo, hi, sub = av  # type: ignore[misc]
+            lo, hi, sub = av
             body = self.seq(sub, flags)
             if not _is_atom(sub):
                 body = f"(?:{body})"
@@ -136,22 +141,22 @@ class _Emitter:
             raise Untranslatable(f"anchor {av} has no Rust equivalent")
         raise Untranslatable(f"{op} has no Rust equivalent")
 
-    def charclass(self, items: list[tuple[object, object]]) -> str:
+    def charclass(self, items: list[_Item]) -> str:
         negate = False
         parts: list[str] = []
         for op, av in items:
             if op is C.NEGATE:
                 negate = True
             elif op is C.LITERAL:
-                parts.append(_hex(av))  # type: ignore[arg-type]
+                parts.append(_hex(av))
             elif op is C.RANGE:
-                lo, hi = av  # type: ignore[misc]
+                lo, hi = av
                 parts.append(f"{_hex(lo)}-{_hex(hi)}")
             elif op is C.CATEGORY:
                 if av in _CATEGORY_IN_CLASS:
-                    parts.append(_CATEGORY_IN_CLASS[av])  # type: ignore[index]
+                    parts.append(_CATEGORY_IN_CLASS[av])
                 elif av in _CATEGORY_NEGATED:
-                    parts.append(f"[^{_CATEGORY_IN_CLASS[_CATEGORY_NEGATED[av]]}]")  # type: ignore[index]
+                    parts.append(f"[^{_CATEGORY_IN_CLASS[_CATEGORY_NEGATED[av]]}]")
                 else:
                     raise Untranslatable(f"category {av}")
             else:
@@ -161,7 +166,7 @@ class _Emitter:
         return ("[^" if negate else "[") + "".join(parts) + "]"
 
 
-def _is_atom(sub: list[tuple[object, object]]) -> bool:
+def _is_atom(sub: list[_Item]) -> bool:
     if len(sub) != 1:
         return False
     op = sub[0][0]
@@ -170,17 +175,10 @@ def _is_atom(sub: list[tuple[object, object]]) -> bool:
 
 def _emit_category(av: object) -> str:
     if av in _CATEGORY_IN_CLASS:
-        return f"[{_CATEGORY_IN_CLASS[av]}]"  # type: ignore[index]
+        return f"[{_CATEGORY_IN_CLASS[av]}]"
     if av in _CATEGORY_NEGATED:
-        return f"[^{_CATEGORY_IN_CLASS[_CATEGORY_NEGATED[av]]}]"  # type: ignore[index]
+        return f"[^{_CATEGORY_IN_CLASS[_CATEGORY_NEGATED[av]]}]"
     raise Untranslatable(f"category {av}")
-
-
-def _is_atom(sub: list[tuple[object, object]]) -> bool:
-    if len(sub) != 1:
-        return False
-    op = sub[0][0]
-    return op in (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN, C.SUBPATTERN)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from logparse.grammar.model import (
     StatsKey,
     StatsRule,
     Token,
+    is_field_type,
 )
 
 PATTERNS_ENV = "LOGPARSE_PATTERNS"
@@ -160,7 +161,7 @@ class Extension:
     where: str
     keys: Mapping[str, StatsKey]
     key_patterns: tuple[StatsKey, ...]
-    types: Mapping[str, str]
+    types: Mapping[str, FieldType]
     samples: tuple[Sample, ...]
 
 
@@ -532,10 +533,12 @@ class _Loader:
             entry = self._stats_entry(path, f"{where}, key pattern {j + 1}", "", spec, defs, pattern=True)
             if entry:
                 patterns.append(entry)
-        types = {str(k): str(v) for k, v in dict(item.get("types", {})).items()}
-        for fname, typ in types.items():
-            if typ not in FIELD_TYPES:
-                self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
+        types: dict[str, FieldType] = {}
+        for fname, typ in dict(item.get("types", {})).items():
+            if is_field_type(typ):
+                types[str(fname)] = typ
+            else:
+                self.problem(path, where, f"field {fname!r} has unknown type {str(typ)!r}")
         if not keys and not patterns:
             self.problem(path, where, "an extension adds `keys` or `[[rule.key]]` patterns to the rule")
         samples = self._samples(path, where, item.get("sample"))
@@ -547,7 +550,7 @@ class _Loader:
             key_patterns=tuple(patterns),
             types=types,
             samples=samples,
-        )  # type: ignore[arg-type]
+        )
 
     def _extend(self, engine: str, rules: list[AnyRule]) -> list[AnyRule]:
         """The rules with every extension of `engine` merged into the stats rule it names."""

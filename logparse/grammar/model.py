@@ -20,12 +20,19 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import regex
 
 FieldType = Literal["int", "float", "str", "bool", "floats"]
 FIELD_TYPES: frozenset[str] = frozenset({"int", "float", "str", "bool", "floats"})
+
+
+def is_field_type(name: object) -> TypeGuard[FieldType]:
+    """Whether `name` is one of the field types (`FIELD_TYPES`)."""
+    return name in FIELD_TYPES
+
+
 # Columns every table has, in this order, before the kind's own fields.
 COMMON_FIELDS: dict[str, FieldType] = {
     "line_no": "int",

@@ -172,7 +172,7 @@ def ingest(
         workers=workers,
         progress=progress,
     )
-    return _result(outcome, sink.tables(), grammar)  # type: ignore[arg-type]
+    return _result(outcome, sink.tables(), grammar)
 
 
 def _fresh(sink: MemorySink) -> MemorySink:

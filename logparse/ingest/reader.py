@@ -131,7 +131,7 @@ def open_log(path: str | Path) -> BinaryIO:
         raise InputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
     # Read what the file held when opened; st_size 0 may be a /proc-like file: read to EOF.
     snapshot = _UpTo(raw, size) if size else None
-    stream: BinaryIO = io.BufferedReader(snapshot or raw, BLOCK_SIZE)  # type: ignore[assignment]
+    stream: BinaryIO = io.BufferedReader(snapshot or raw, BLOCK_SIZE)
     if head == GZIP_MAGIC:
         compressed = stream
         stream = gzip.GzipFile(fileobj=compressed, mode="rb")  # type: ignore[assignment]

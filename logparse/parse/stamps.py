@@ -76,13 +76,13 @@ def _parts(envelope: Envelope, groups: dict[str, str | None]) -> StampParts | No
         if value is None:
             return None
         return StampParts(EPOCH_ONLY, None, None, None, 0, 0, 0, 0, 0, epoch_us=value)
-    month: int | None = int(groups["m"]) if groups.get("m") else None
+    month: int | None = int(m) if (m := groups.get("m")) else None
     if groups.get("mon"):
         month = envelope.months.get((groups["mon"] or "").lower().rstrip("."))
         if month is None:
             return None
-    year = int(groups["Y"]) if groups.get("Y") else None
-    day = int(groups["d"]) if groups.get("d") else None
+    year = int(y) if (y := groups.get("Y")) else None
+    day = int(d) if (d := groups.get("d")) else None
     hour, minute, second = int(groups["H"] or 0), int(groups["M"] or 0), int(groups["S"] or 0)
     if hour > 23 or minute > 59 or second > 59:
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -254,7 +254,9 @@ def bench_metrics_caption(bench: BenchAnalysis) -> str:
     for (config,), part in m.group_by("config", maintain_order=True):
         fail = part.filter(pl.col("ttft_ok").not_()).sort("concurrency")
         if fail.is_empty():
-            parts.append(f"{config} within {limit:g} ms up to c={part.get_column('concurrency').max()}")
+            # polars types Series.max() as any Python scalar; concurrency is an integer column
+            top = cast("int | None", part.get_column("concurrency").max())
+            parts.append(f"{config} within {limit:g} ms up to c={top}")
         else:
             row = fail.row(0, named=True)
             parts.append(

@@ -219,8 +219,8 @@ def _facts_html(report: Report) -> str:
                 f"{report.bench.settings.get('think_s'):g} s",
             ),
         ]
-        rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in items)
-        parts.append(f'<h3>Client benchmark</h3><table class="facts">{rows}</table>')
+        item_rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in items)
+        parts.append(f'<h3>Client benchmark</h3><table class="facts">{item_rows}</table>')
     return "".join(parts)
 
 

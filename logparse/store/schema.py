@@ -13,7 +13,7 @@ EXTRA_TYPE = "pairs"
 def core_columns(grammar: Grammar, kind: str) -> list[tuple[str, str]]:
     """(name, type) of a kind's columns as a parser gives them: the common columns (without
     `time`), the kind's fields, `extra` when a stats rule types the kind."""
-    columns = [(name, typ) for name, typ in COMMON_FIELDS.items()]
+    columns: list[tuple[str, str]] = [(name, typ) for name, typ in COMMON_FIELDS.items()]
     columns += [(name, typ) for name, typ in grammar.schema(kind).items()]
     if grammar.has_extra(kind):
         columns.append((EXTRA, EXTRA_TYPE))

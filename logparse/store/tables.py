@@ -14,6 +14,7 @@ import queue
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 import polars as pl
 import pyarrow as pa
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from logparse.store.folder import MARKER_FILE
 
 ROW_GROUP_ROWS = 100_000
-COMPRESSION = "zstd"
+COMPRESSION: Final = "zstd"
 COMPRESSION_LEVEL = 1  # chosen by measurement: see reports/bench.md
 PART_ROW_GROUPS = 32
 
