@@ -384,7 +384,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         "activation_gib": first_non_null(mem, "peak_activation_gib"),
         "non_torch_gib": first_non_null(mem, "non_torch_gib"),
     }
-    return {**figures, "evidence": startup_evidence(tables, figures)}
+    return {**figures, "evidence": startup_evidence(figures, pool=kv_pool_figure(tables))}
 
 
 def kv_pool_tokens(tables: Mapping[str, pl.DataFrame]) -> int | None:

@@ -22,14 +22,10 @@ from logparse.analysis.inputs import BLOCK_ROUNDING, USAGE_ROUNDING
 TIMESTAMP_S = 1.0  # engine timestamps are printed to the second
 
 
-def startup_evidence(
-    tables: Mapping[str, pl.DataFrame], startup: Mapping[str, Any]
-) -> dict[str, dict[str, Any]]:
-    """``{figure: Figure.as_dict()}`` for the start-up figures the log gives."""
-    from logparse.analysis.coldstart import kv_pool_figure
-
+def startup_evidence(startup: Mapping[str, Any], *, pool: Figure | None) -> dict[str, dict[str, Any]]:
+    """``{figure: Figure.as_dict()}`` for the start-up figures the log gives; `pool` is the KV pool's
+    figure (`coldstart.kv_pool_figure`)."""
     out: dict[str, Figure] = {}
-    pool = kv_pool_figure(tables)
     if pool is not None:
         out["kv_pool_tokens"] = pool
     if startup.get("init_s") is not None:
