@@ -4,6 +4,7 @@ exactly the keys the loader accepts."""
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -85,3 +86,14 @@ def test_every_schema_table_is_a_loader_table(schema: dict[str, Any]) -> None:
 
 def test_schema_field_types_are_the_model_types(schema: dict[str, Any]) -> None:
     assert set(schema["$defs"]["kind_field"]["properties"]["type"]["enum"]) == set(FIELD_TYPES)
+
+
+def test_readme_examples_pass_the_schema(validator: jsonschema.Draft202012Validator) -> None:
+    readme = (patterns_dir() / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", readme, flags=re.S)
+    assert blocks
+    for block in blocks:
+        data = tomllib.loads(block.replace("line = '...'", "line = 'x'"))
+        data.setdefault("engine", "vllm")
+        errors = [e.message for e in validator.iter_errors(data)]
+        assert not errors, f"{errors}\n{block}"

@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import regex
 
@@ -178,7 +178,7 @@ class Extension:
     where: str
     keys: Mapping[str, StatsKey]
     key_patterns: tuple[StatsKey, ...]
-    types: Mapping[str, str]
+    types: Mapping[str, FieldType]
     samples: tuple[Sample, ...]
 
 
@@ -550,9 +550,11 @@ class _Loader:
             entry = self._stats_entry(path, f"{where}, key pattern {j + 1}", "", spec, defs, pattern=True)
             if entry:
                 patterns.append(entry)
-        types = {str(k): str(v) for k, v in dict(item.get("types", {})).items()}
-        for fname, typ in types.items():
-            if typ not in FIELD_TYPES:
+        types: dict[str, FieldType] = {}
+        for fname, typ in dict(item.get("types", {})).items():
+            if typ in FIELD_TYPES:
+                types[str(fname)] = cast(FieldType, typ)
+            else:
                 self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
         if not keys and not patterns:
             self.problem(path, where, "an extension adds `keys` or `[[rule.key]]` patterns to the rule")
@@ -565,7 +567,7 @@ class _Loader:
             key_patterns=tuple(patterns),
             types=types,
             samples=samples,
-        )  # type: ignore[arg-type]
+        )
 
     def _extend(self, engine: str, rules: list[AnyRule]) -> list[AnyRule]:
         """The rules with every extension of `engine` merged into the stats rule it names."""
