@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import regex
 
@@ -97,12 +97,30 @@ STATS_KEYS = frozenset(
     }
 )
 EXTENSION_KEYS = frozenset({"extends", "keys", "key", "types", "source", "description", "sample"})
-STATS_ENTRY_KEYS = frozenset({"field", "unit", "value", "pattern"})
+STATS_KEY_KEYS = frozenset({"field", "unit", "value"})
+STATS_PATTERN_KEYS = STATS_KEY_KEYS | {"pattern"}
 TOKEN_KEYS = frozenset({"name", "regex", "partial", "source", "description", "sample"})
 STAMP_KEYS = frozenset({"name", "regex", "source", "description", "sample"})
 CONTAINER_KEYS = frozenset({"message", "time", "level", "pid", "rank", "sample"})
+DETECT_KEYS = frozenset({"markers", "signatures"})
 SAMPLE_KEYS = frozenset({"line", "expect", "source"})
 FIELD_SPEC_KEYS = frozenset({"type", "unit", "doc"})
+# Every table the loader reads and the keys it accepts there: the JSON Schema
+# (patterns/grammar.schema.json) must allow exactly these (tests/grammar/test_schema.py).
+ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
+    "file": FILE_KEYS,
+    "detect": DETECT_KEYS,
+    "container": CONTAINER_KEYS,
+    "stamp": STAMP_KEYS,
+    "token": TOKEN_KEYS,
+    "rule": RULE_KEYS,
+    "stats_rule": STATS_KEYS,
+    "extension": EXTENSION_KEYS,
+    "stats_key": STATS_KEY_KEYS,
+    "stats_key_pattern": STATS_PATTERN_KEYS,
+    "sample": SAMPLE_KEYS,
+    "kind_field": FIELD_SPEC_KEYS,
+}
 _DEF_RE = regex.compile(r"\{\{(\w+)\}\}")
 
 
@@ -254,7 +272,7 @@ class _Loader:
         if "title" in data:
             self.titles[engine] = str(data["title"])
         detect = data.get("detect", {})
-        self.unknown_keys(path, "detect", detect, frozenset({"markers", "signatures"}))
+        self.unknown_keys(path, "detect", detect, DETECT_KEYS)
         self.markers.setdefault(engine, []).extend(str(m) for m in detect.get("markers", []))
         for j, source in enumerate(detect.get("signatures", [])):
             compiled = self.compile(path, f"detect signature {j + 1}", source, defs)
@@ -593,7 +611,7 @@ class _Loader:
         if not isinstance(spec, dict):
             self.problem(path, where, "expected a field name or a table {field, unit, value}")
             return None
-        self.unknown_keys(path, where, spec, STATS_ENTRY_KEYS)
+        self.unknown_keys(path, where, spec, STATS_PATTERN_KEYS if pattern else STATS_KEY_KEYS)
         value = key_re = None
         value_source = key_source = ""
         if "value" in spec:
