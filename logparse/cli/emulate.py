@@ -12,6 +12,7 @@ from logparse.emulate.core import emulate
 from logparse.emulate.eras import SGLANG_ERAS, VLLM_ERAS, Era
 from logparse.emulate.params import PhaseParams, RunParams
 from logparse.emulate.presets import PRESETS, preset, scenarios
+from logparse.store import check_writable
 
 DEFAULT_PHASE = PhaseParams(concurrency=8, input_len=4096, output_len=1024, decode_tps=25.0)
 
@@ -116,6 +117,9 @@ def emulate_command(
     truth: Path | None,
 ) -> None:
     """Render a vLLM or SGLang log with exact per-era line formats, plus its ground truth."""
+    for path in (output, truth):
+        if path is not None:
+            check_writable(path, file=True)  # neither file is written when the other cannot be
     try:
         params = build_params(engine, era, preset_name, concurrency, input_len, output_len, seed)
         run = emulate(params)

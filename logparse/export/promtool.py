@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from logparse.errors import InputError
+from logparse.store import writing
 
 INSTALL_HINT = (
     "install Debian's `prometheus` package (apt-get install prometheus), or name the binary with --promtool"
@@ -26,7 +27,8 @@ def create_blocks(promtool: str, openmetrics_file: Path, tsdb: Path) -> str:
 
     Raises InputError with promtool's own message when it refuses the input or the folder.
     """
-    tsdb.mkdir(parents=True, exist_ok=True)
+    with writing(tsdb):
+        tsdb.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics_file), str(tsdb)],
         capture_output=True,

@@ -6,10 +6,15 @@ from __future__ import annotations
 from logparse.store.folder import (
     MARKER_FILE,
     STATS_FILE,
+    check_writable,
     marker_sources,
+    output_dir,
+    output_file,
     output_folder,
     remove_tree,
     source_id,
+    write_error,
+    write_file,
     writing,
 )
 from logparse.store.info import load_info, save_info
@@ -29,10 +34,13 @@ __all__ = [
     "MARKER_FILE",
     "STATS_FILE",
     "TableWriter",
+    "check_writable",
     "expand_inputs",
     "is_table_folder",
     "load_info",
     "marker_sources",
+    "output_dir",
+    "output_file",
     "output_folder",
     "part_file",
     "read_tables",
@@ -44,6 +52,8 @@ __all__ = [
     "scan_tables",
     "source_id",
     "table_paths",
+    "write_error",
+    "write_file",
     "write_tables",
     "writing",
 ]

@@ -216,8 +216,10 @@ def write_tables(
     *,
     force: bool = False,
     sources: Sequence[str] | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """Write `out/<kind>.parquet` for each frame, the folder replaced whole (see `output_folder`)."""
+    """Write `out/<kind>.parquet` for each frame, and `out/<name>` holding `text` for each of
+    `files`, the folder replaced whole (see `output_folder`)."""
     from logparse.store.folder import output_folder
 
     with output_folder(out, force=force, sources=sources) as tmp:
@@ -225,4 +227,6 @@ def write_tables(
             frame.write_parquet(
                 tmp / f"{kind}.parquet", compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS
             )
-    return [out / f"{kind}.parquet" for kind in tables]
+        for name, text in (files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+    return [out / f"{kind}.parquet" for kind in tables] + [out / name for name in files or {}]
