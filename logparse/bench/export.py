@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from logparse.bench.analyze import BenchAnalysis
-from logparse.store import output_dir
+from logparse.store import output_dir, write_csv, write_parquet
 
 
 def spec_table(analysis: BenchAnalysis) -> pl.DataFrame:
@@ -48,6 +48,6 @@ def write_tables(analysis: BenchAnalysis, out_dir: Path) -> list[Path]:
     names = list({**analysis.tables(), "spec": None})
     with output_dir(out_dir) as tmp:
         for name, frame in {**analysis.tables(), "spec": spec_table(analysis)}.items():
-            frame.write_parquet(tmp / f"{name}.parquet")
-            frame.write_csv(tmp / f"{name}.csv")
+            write_parquet(frame, tmp / f"{name}.parquet")
+            write_csv(frame, tmp / f"{name}.csv")
     return [out_dir / f"{name}.{ext}" for name in names for ext in ("parquet", "csv")]

@@ -68,12 +68,15 @@ def openmetrics_command(
     """
     if output != "-":
         check_writable(Path(output), file=True)  # before the logs are read
-    series = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
+    series, notes = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
+    if output != "-":
+        with output_file(Path(output)) as handle:
+            handle.writelines(render(series))
+    for note in notes:  # after the writing: a write error is then the one line printed
+        click.echo(note, err=True)
     if output == "-":
         sys.stdout.writelines(render(series))
         return
-    with output_file(Path(output)) as handle:
-        handle.writelines(render(series))
     click.echo(f"wrote {output}", err=True)
 
 
@@ -119,12 +122,14 @@ def prometheus_command(
     """
     promtool = find_promtool(promtool_name)
     check_writable(tsdb)  # before the logs are read
-    series = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
+    series, notes = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
     with tempfile.TemporaryDirectory(prefix="logparse-export-") as scratch:
         text = Path(scratch) / "runs.om"
         with output_file(text) as handle:
             handle.writelines(render(series))
         report = create_blocks(promtool, text, tsdb)
+    for note in notes:
+        click.echo(note, err=True)
     click.echo(report.rstrip(), err=True)
     click.echo(
         f"blocks in {tsdb}; serve them with: prometheus --storage.tsdb.path={tsdb} "
@@ -140,24 +145,25 @@ def _export(
     year: int | None,
     patterns: Sequence[Path],
     model_name: str | None,
-) -> list[Series]:
-    """Every series of every log; a note per run on stderr; an error when no log gives one."""
+) -> tuple[list[Series], list[str]]:
+    """Every series of every log, and the notes about each run (`run_notes`); an error when no
+    log gives a series."""
     import logparse
 
     unique = list(dict.fromkeys(logs))
     series: list[Series] = []
+    notes: list[str] = []
     for log, run in zip(unique, run_labels(unique)):
         result = logparse.ingest(log, engine=engine, year=year, patterns=patterns)
         found = run_series(result.tables, engine=result.engine, run=run, model_name=model_name)
-        for note in run_notes(found):
-            click.echo(note, err=True)
+        notes += run_notes(found)
         series.extend(found.series)
     if not series:
         raise InputError(
             f"{', '.join(unique)}: no timestamped engine-stats, decode/prefill, spec-decode or "
             "KV lines: nothing to export"
         )
-    return series
+    return series, notes
 
 
 def run_labels(logs: Sequence[str]) -> list[str]:

@@ -17,7 +17,7 @@ from logparse.escape import for_terminal
 from logparse.report import findings as F
 from logparse.report import frames as R
 from logparse.report.facts import run_facts
-from logparse.store import check_writable, output_dir
+from logparse.store import check_writable, output_dir, write_csv
 
 if TYPE_CHECKING:
     from logparse.bench.analyze import BenchAnalysis
@@ -698,7 +698,7 @@ def _write_outputs(
             item.files["svg"] = f"charts/{svg.name}"
         for j, (part, frame) in enumerate(item.data.items()):
             name = item.id if j == 0 else f"{item.id}.{part}"
-            _scalar_columns(frame).write_csv(out / "tables" / f"{name}.csv")
+            write_csv(_scalar_columns(frame), out / "tables" / f"{name}.csv")
             item.files[f"csv:{part}"] = f"tables/{name}.csv"
     progress("writing index.html and summary.md")
     (out / report.index.name).write_text(page.render_html(report), encoding="utf-8")

@@ -12,6 +12,7 @@ from logparse.store.folder import (
     output_file,
     output_folder,
     remove_tree,
+    scratch_folder,
     source_id,
     write_error,
     write_file,
@@ -27,6 +28,8 @@ from logparse.store.tables import (
     runs_of,
     scan_tables,
     table_paths,
+    write_csv,
+    write_parquet,
     write_tables,
 )
 
@@ -50,10 +53,13 @@ __all__ = [
     "runs_of",
     "save_info",
     "scan_tables",
+    "scratch_folder",
     "source_id",
     "table_paths",
+    "write_csv",
     "write_error",
     "write_file",
+    "write_parquet",
     "write_tables",
     "writing",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -49,7 +50,15 @@ def reason(exc: OSError, target: Path | None = None) -> str:
         virtual = _virtual_root(target)
         if virtual is not None:
             return f"{virtual} is a virtual file system of the kernel (it takes no files)"
-    return _REASONS.get(exc.errno or 0, exc.strerror or str(exc))
+    code = exc.errno or _os_error_in(str(exc))
+    return _REASONS.get(code or 0, exc.strerror or (os.strerror(code) if code else str(exc)))
+
+
+def _os_error_in(message: str) -> int | None:
+    """The errno a Rust library (polars) puts in its message as `(os error N)`, which Python's
+    `errno` attribute then lacks."""
+    found = re.search(r"\(os error (\d+)\)", message)
+    return int(found.group(1)) if found else None
 
 
 def _virtual_root(target: Path) -> str | None:
@@ -143,6 +152,21 @@ def output_folder(
             if tables:
                 (tmp / MARKER_FILE).write_text(_marker_text(recorded), encoding="utf-8")
             _swap_into_place(tmp, target, {p.stem for p in tmp.glob("*.parquet")})
+    finally:
+        remove_tree(tmp)
+
+
+@contextmanager
+def scratch_folder(target: Path) -> Iterator[Path]:
+    """A fresh hidden folder beside `target` (same file system: what is in it can be renamed into
+    `target`), removed when the block ends."""
+    with writing(target):
+        path = Path(os.path.abspath(target))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _sibling(path, "tmp")
+        tmp.mkdir()
+    try:
+        yield tmp
     finally:
         remove_tree(tmp)
 
