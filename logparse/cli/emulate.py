@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -31,7 +32,7 @@ def build_params(
         params = preset(preset_name, engine)
     else:
         params = RunParams(engine=engine, phases=(DEFAULT_PHASE,))  # type: ignore[arg-type]
-    overrides = {
+    overrides: dict[str, Any] = {
         k: v
         for k, v in (("concurrency", concurrency), ("input_len", input_len), ("output_len", output_len))
         if v is not None

@@ -1,19 +1,24 @@
 """`--patterns` and `--year` reach the logs `report` and `reconcile` read (they go to the one
 `logparse.ingest` call), and every command that reads logs takes them."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from logparse.cli import LAZY_COMMANDS, cli
 from logparse.emulate import PhaseParams, RunParams, emulate
 
 # vLLM's V1 stats line as a future release might word it: "rate" for "throughput" (hypothetical,
 # the input of these tests, not a sample of a real release). No built-in rule reads it.
-FUTURE_WORDS = {"Avg prompt throughput": "Avg prompt rate", "Avg generation throughput": "Avg generation rate"}
+FUTURE_WORDS = {
+    "Avg prompt throughput": "Avg prompt rate",
+    "Avg generation throughput": "Avg generation rate",
+}
 FUTURE_RULE = r"""
 engine = "vllm"
 
@@ -37,14 +42,24 @@ line = '(APIServer pid=1) INFO 07-28 17:08:16 [loggers.py:127] Engine 000: Avg p
 expect = { engine_idx = 0, prompt_tps = 0.0, gen_tps = 100.4, running = 4, waiting = 0, gpu_kv_pct = 4.4, prefix_hit_pct = 0.0 }
 """
 CLIENT = {  # `vllm bench serve --save-result` keys of the emulated phase's run
-    "date": "20260705-143310", "backend": "openai-chat", "model_id": "m", "num_prompts": 6,
-    "max_concurrency": 6, "random_output_len": 3000, "duration": 300, "completed": 6,
-    "total_output_tokens": 18000, "output_throughput": 60.0,
-    "mean_ttft_ms": 900.0, "mean_tpot_ms": 20.0, "mean_itl_ms": 20.0, "mean_e2el_ms": 15_000.0,
+    "date": "20260705-143310",
+    "backend": "openai-chat",
+    "model_id": "m",
+    "num_prompts": 6,
+    "max_concurrency": 6,
+    "random_output_len": 3000,
+    "duration": 300,
+    "completed": 6,
+    "total_output_tokens": 18000,
+    "output_throughput": 60.0,
+    "mean_ttft_ms": 900.0,
+    "mean_tpot_ms": 20.0,
+    "mean_itl_ms": 20.0,
+    "mean_e2el_ms": 15_000.0,
 }
 
 
-def run(*args: str):  # type: ignore[no-untyped-def]
+def run(*args: str) -> Result:
     result = CliRunner().invoke(cli, list(args))
     assert result.exit_code in (0, 1), result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
@@ -56,13 +71,19 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The emulated server log (its stamps print no year), the same log in future words, the rule
     that reads them, and a client result of the run."""
     folder = tmp_path_factory.mktemp("logs")
-    text = emulate(RunParams(engine="vllm", seed=7, phases=(PhaseParams(concurrency=6, output_len=3000),))).text
+    text = emulate(
+        RunParams(engine="vllm", seed=7, phases=(PhaseParams(concurrency=6, output_len=3000),))
+    ).text
     assert " INFO 07-28 " in text  # year-less vLLM stamps: --year decides their year
     future = text
     for old, new in FUTURE_WORDS.items():
         future = future.replace(old, new)
-    paths = {"log": folder / "server.log", "future": folder / "future.log", "rule": folder / "future.toml",
-             "client": folder / "client.json"}
+    paths = {
+        "log": folder / "server.log",
+        "future": folder / "future.log",
+        "rule": folder / "future.toml",
+        "client": folder / "client.json",
+    }
     paths["log"].write_text(text)
     paths["future"].write_text(future)
     paths["rule"].write_text(FUTURE_RULE)
@@ -70,10 +91,10 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return paths
 
 
-def _reconcile(log: Path, client: Path, *extra: str) -> dict:  # type: ignore[type-arg]
+def _reconcile(log: Path, client: Path, *extra: str) -> dict[str, Any]:
     verdict = json.loads(run("reconcile", str(log), str(client), "--json", *extra).stdout)
     verdict.pop("server_log")
-    return verdict  # type: ignore[no-any-return]
+    return verdict
 
 
 def test_a_user_pattern_changes_reconcile(logs: dict[str, Path]) -> None:
@@ -87,7 +108,9 @@ def test_a_user_pattern_changes_reconcile(logs: dict[str, Path]) -> None:
 def test_year_reaches_reconcile(logs: dict[str, Path]) -> None:
     phase = _reconcile(logs["log"], logs["client"], "--year", "2031")["server_phase"]
     assert phase["start"].startswith("2031-07-28 ") and phase["end"].startswith("2031-07-28 ")
-    assert not _reconcile(logs["log"], logs["client"], "--year", "2030")["server_phase"]["start"].startswith("2031")
+    assert not _reconcile(logs["log"], logs["client"], "--year", "2030")["server_phase"]["start"].startswith(
+        "2031"
+    )
 
 
 def _report(log: Path, out: Path, *extra: str) -> tuple[list[str], str]:
@@ -130,7 +153,7 @@ def _leaf_commands(name: str) -> list[tuple[str, object]]:
 
 
 def test_every_command_that_reads_logs_takes_patterns_and_year() -> None:
-    assert READS_LOGS | READS_NO_LOGS == set(LAZY_COMMANDS)  # a new command is put in one of them
+    assert set(LAZY_COMMANDS) == READS_LOGS | READS_NO_LOGS  # a new command is put in one of them
     for name in sorted(READS_LOGS):
         for shown, command in _leaf_commands(name):
             options = {opt for param in command.params for opt in param.opts}  # type: ignore[attr-defined]

@@ -5,6 +5,7 @@ The failures are real ones, not mocks: a file where a parent folder should be (E
 of /proc, a read-only tmpfs (EROFS) and a full tiny tmpfs (ENOSPC) where this machine lets us
 mount them, and a folder without write permission for a user who is not root (EACCES).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from conftest import FIXTURES, ROOT
+
 from logparse.cli import cli
 
 LOG = FIXTURES / "vllm" / "gpustack-64k.log"
@@ -47,7 +48,15 @@ WRITERS = {
     "emulate": Writer(lambda log, bench, t, spare: ["emulate", "--engine", "vllm", "-o", str(t)], file=True),
     # the log could be written, its truth cannot: neither appears
     "emulate-truth": Writer(
-        lambda log, bench, t, spare: ["emulate", "--engine", "sglang", "-o", str(spare / "e.log"), "--truth", str(t)],
+        lambda log, bench, t, spare: [
+            "emulate",
+            "--engine",
+            "sglang",
+            "-o",
+            str(spare / "e.log"),
+            "--truth",
+            str(t),
+        ],
         file=True,
     ),
     "export-openmetrics": Writer(
@@ -79,12 +88,18 @@ def _mount(options: str) -> Iterator[Path]:
     if not shutil.which("mount"):
         pytest.skip("no `mount` program on this machine")
     point = Path(tempfile.mkdtemp(prefix="logparse-write-test-"))
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(point)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         point.rmdir()
-        pytest.skip(f"`mount -t tmpfs -o {options}` failed (needs root and CAP_SYS_ADMIN): "
-                    f"{done.stderr.strip() or done.returncode}")
+        pytest.skip(
+            f"`mount -t tmpfs -o {options}` failed (needs root and CAP_SYS_ADMIN): "
+            f"{done.stderr.strip() or done.returncode}"
+        )
     try:
         yield point
     finally:
@@ -120,8 +135,9 @@ def _run_here(argv: list[str]) -> tuple[int, str]:
 
 @pytest.mark.parametrize("failure", ["enotdir", "proc", "erofs", "enospc"])
 @pytest.mark.parametrize("command", sorted(WRITERS))
-def test_a_write_error_is_one_line_and_leaves_nothing(command: str, failure: str, tmp_path: Path,
-                                                      request: pytest.FixtureRequest) -> None:
+def test_a_write_error_is_one_line_and_leaves_nothing(
+    command: str, failure: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     writer = WRITERS[command]
     if writer.needs and not shutil.which(writer.needs):
         pytest.skip(f"{writer.needs} is not installed")
@@ -157,8 +173,13 @@ def _as_other_user() -> list[str]:
     if setpriv is None:
         pytest.skip("running as root and there is no `setpriv` to run as another user")
     prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-    probe = subprocess.run([*prefix, sys.executable, "-c", "import logparse.cli"],
-                           capture_output=True, text=True, cwd="/", check=False)
+    probe = subprocess.run(
+        [*prefix, sys.executable, "-c", "import logparse.cli"],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        check=False,
+    )
     if probe.returncode != 0:
         pytest.skip(f"user {NOBODY} cannot run this Python and logparse: {probe.stderr.strip()[-200:]}")
     return prefix
@@ -187,7 +208,8 @@ def locked_folder() -> Iterator[tuple[Path, Path, Path, Path, list[str]]]:
 
 @pytest.mark.parametrize("command", sorted(WRITERS))
 def test_no_permission_is_one_line_and_leaves_nothing(
-        command: str, locked_folder: tuple[Path, Path, Path, Path, list[str]]) -> None:
+    command: str, locked_folder: tuple[Path, Path, Path, Path, list[str]]
+) -> None:
     base, log, bench, locked, prefix = locked_folder
     writer = WRITERS[command]
     if writer.needs and not shutil.which(writer.needs):
@@ -196,9 +218,14 @@ def test_no_permission_is_one_line_and_leaves_nothing(
     spare = Path(tempfile.mkdtemp(prefix="spare-", dir=base))
     spare.chmod(0o777)
     before = tree(base)
-    done = subprocess.run([*prefix, sys.executable, "-m", "logparse", *writer.argv(log, bench, target, spare)],
-                          capture_output=True, text=True, cwd=str(ROOT), check=False,
-                          env={**os.environ, "HOME": str(base)})
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "logparse", *writer.argv(log, bench, target, spare)],
+        capture_output=True,
+        text=True,
+        cwd=str(ROOT),
+        check=False,
+        env={**os.environ, "HOME": str(base)},
+    )
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines() == [f"Error: cannot write {target}: {REASONS['eacces']}"]
