@@ -451,6 +451,7 @@ def analyze_log(
     *,
     engine: str = "auto",
     year: int | None = None,
+    tz: str | None = None,
     patterns: Sequence[str | Path] = (),
     concurrency: int | None = None,
     idle_gap_s: float | None = None,
@@ -459,10 +460,11 @@ def analyze_log(
     spec_tokens: int | None = None,
     segment: int | None = None,
 ) -> Analysis:
-    """Ingest a log file and analyse it (see `analyze`)."""
+    """Ingest a log file (`engine`, `year`, `tz`, `patterns` as for `logparse.ingest`) and analyse
+    it (see `analyze`)."""
     from logparse.ingest import ingest
 
-    result = ingest(path, engine=engine, year=year, patterns=patterns)
+    result = ingest(path, engine=engine, year=year, tz=tz, patterns=patterns)
     return analyze(
         result.tables,
         engine=result.engine,

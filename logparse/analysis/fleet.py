@@ -28,7 +28,7 @@ from logparse.analysis.summary import summary_dict
 from logparse.analysis.text import fmt, render_table, tokens_label
 from logparse.errors import LogparseError
 from logparse.escape import for_terminal
-from logparse.store import is_table_folder, runs_of
+from logparse.store import is_table_folder, runs_of, write_csv, write_parquet
 
 PROGRESS_MIN_RUNS = 4  # fewer runs finish before "run k/N" lines are worth printing
 RUN_PREFIX = "run="
@@ -450,7 +450,7 @@ def write_run(folder: Path, run: RunSummary) -> Path | None:
     sub.mkdir(parents=True, exist_ok=True)
     if run.analysis is not None:
         for table_name, frame in run.analysis.frames().items():
-            frame.write_parquet(sub / f"{table_name}.parquet", compression="zstd")
+            write_parquet(frame, sub / f"{table_name}.parquet", compression="zstd")
     path = sub / "summary.json"
     path.write_text(json.dumps(run.summary, indent=2) + "\n", encoding="utf-8")
     return path
@@ -459,8 +459,8 @@ def write_run(folder: Path, run: RunSummary) -> Path | None:
 def write_fleet(folder: Path, rows: pl.DataFrame) -> list[Path]:
     """Write the fleet table as `folder/fleet.parquet` and `folder/fleet.csv`."""
     paths = [folder / "fleet.parquet", folder / "fleet.csv"]
-    rows.write_parquet(paths[0], compression="zstd")
-    rows.write_csv(paths[1])
+    write_parquet(rows, paths[0], compression="zstd")
+    write_csv(rows, paths[1])
     return paths
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 
 from logparse.bench.analyze import BenchAnalysis
-from logparse.errors import InputError
+from logparse.store import output_dir, write_csv, write_parquet
 
 
 def spec_table(analysis: BenchAnalysis) -> pl.DataFrame:
@@ -43,15 +43,11 @@ def spec_table(analysis: BenchAnalysis) -> pl.DataFrame:
 
 
 def write_tables(analysis: BenchAnalysis, out_dir: Path) -> list[Path]:
-    """Write every table as `<name>.parquet` and `<name>.csv` under `out_dir`; return the paths."""
-    if out_dir.exists() and not out_dir.is_dir():
-        msg = f"{out_dir}: exists and is not a directory; expected a directory for --out"
-        raise InputError(msg)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for name, frame in {**analysis.tables(), "spec": spec_table(analysis)}.items():
-        parquet, csv = out_dir / f"{name}.parquet", out_dir / f"{name}.csv"
-        frame.write_parquet(parquet)
-        frame.write_csv(csv)
-        written += [parquet, csv]
-    return written
+    """Write every table as `<name>.parquet` and `<name>.csv` under `out_dir`, which appears with
+    all of them or not at all (see `logparse.store.output_dir`); return the paths."""
+    names = list({**analysis.tables(), "spec": None})
+    with output_dir(out_dir) as tmp:
+        for name, frame in {**analysis.tables(), "spec": spec_table(analysis)}.items():
+            write_parquet(frame, tmp / f"{name}.parquet")
+            write_csv(frame, tmp / f"{name}.csv")
+    return [out_dir / f"{name}.{ext}" for name in names for ext in ("parquet", "csv")]

@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from logparse import __version__
 from logparse.errors import EngineNotDetected, LogparseError, PartialFailure
 
 # The status of a process killed by SIGPIPE (128 + 13), what `| head` users and shells expect.
@@ -145,7 +146,8 @@ Exit status:
 
 
 @click.group(cls=LazyGroup, context_settings=CONTEXT_SETTINGS, epilog=EXIT_CODES)
-@click.version_option(package_name="logparse")
+# The version given, not looked up: importlib.metadata would be most of `--version`'s time.
+@click.version_option(version=__version__, prog_name="logparse")
 def cli() -> None:
     """Mine vLLM and SGLang server logs: typed events, post-mortems, charts.
 

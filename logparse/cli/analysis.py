@@ -211,8 +211,13 @@ def summary_command(
     analysis, no_content = _analyze(log, engine, patterns, year, opts)
     summary = _without_engine(summary_dict(analysis), no_content)
     if out is not None:
-        write_tables(analysis.frames(), out, force=force, sources=[log])
-        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        write_tables(
+            analysis.frames(),
+            out,
+            force=force,
+            sources=[log],
+            files={"summary.json": json.dumps(summary, indent=2) + "\n"},
+        )
     click.echo(json.dumps(summary, indent=2) if as_json else _render_summary(summary))
 
 

@@ -11,7 +11,7 @@ from logparse.bench.analyze import analyze_bench
 from logparse.bench.export import write_tables
 from logparse.bench.readers import load_bench
 from logparse.bench.render import render_reconcile, render_text
-from logparse.cli.options import slo_options
+from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_options
 
 
 @click.command("bench", short_help="Analyse client benchmark result files.")
@@ -51,14 +51,7 @@ def bench_command(
 @click.command("reconcile", short_help="Check a client result against the server log.")
 @click.argument("server_log", metavar="SERVER_LOG")
 @click.argument("bench_file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
-@click.option(
-    "--engine",
-    "-e",
-    default="auto",
-    show_default=True,
-    metavar="auto|vllm|sglang",
-    help="Engine that wrote SERVER_LOG.",
-)
+@engine_option
 @click.option(
     "--concurrency",
     "-n",
@@ -66,8 +59,15 @@ def bench_command(
     help="The client's concurrency, when the result file does not say it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
+@grammar_options
 def reconcile_command(
-    server_log: str, bench_file: Path, engine: str, concurrency: int | None, as_json: bool
+    server_log: str,
+    bench_file: Path,
+    engine: str,
+    concurrency: int | None,
+    as_json: bool,
+    patterns: tuple[Path, ...],
+    year: int | None,
 ) -> None:
     """Line a client benchmark result up with the server log's phase of the same N and compare
     the client's output throughput with the engine's stable decode throughput and with the
@@ -82,7 +82,7 @@ def reconcile_command(
 
     if server_log == "-" and str(bench_file) == "-":
         raise click.UsageError("only one of SERVER_LOG and BENCH_FILE can be read from standard input ('-')")
-    analysis = analyze_log(server_log, engine=engine)
+    analysis = analyze_log(server_log, engine=engine, year=year, tz=chosen_tz(), patterns=patterns)
     result = reconcile_with_log(load_bench([bench_file]), analysis, concurrency=concurrency)
     click.echo(json.dumps(result, indent=2, default=str) if as_json else render_reconcile(result))
     if any(run["problems"] for run in result["runs"]):

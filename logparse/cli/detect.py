@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import click
 
+from logparse.cli.options import patterns_option
 from logparse.errors import EngineNotDetected
 from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
@@ -59,13 +61,14 @@ def detection(grammar: Grammar, log: str) -> dict[str, Any]:
     help='Print a JSON list, one {"log", "engine", "scores", "no_content"} per LOG; "engine" is '
     "null when ingest would ask for --engine.",
 )
-def detect_command(logs: tuple[str, ...], as_json: bool) -> None:
+@patterns_option
+def detect_command(logs: tuple[str, ...], as_json: bool, patterns: tuple[Path, ...]) -> None:
     """Print each engine's score in [0, 1] for every LOG, best first.
 
     The scores come from the lines ingest detects the engine from: the first few hundred that are
     not blank. An empty log, or one of blank lines only, is said to be so, and claims no engine.
     """
-    grammar = load_grammar()
+    grammar = load_grammar(patterns)
     found = [detection(grammar, log) for log in logs]
     if as_json:
         click.echo(json.dumps(found, indent=2))

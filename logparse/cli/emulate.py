@@ -13,6 +13,7 @@ from logparse.emulate.core import emulate
 from logparse.emulate.eras import SGLANG_ERAS, VLLM_ERAS, Era
 from logparse.emulate.params import PhaseParams, RunParams
 from logparse.emulate.presets import PRESETS, preset, scenarios
+from logparse.store import check_writable
 
 
 class _Sizes(TypedDict, total=False):
@@ -128,6 +129,9 @@ def emulate_command(
     truth: Path | None,
 ) -> None:
     """Render a vLLM or SGLang log with exact per-era line formats, plus its ground truth."""
+    for path in (output, truth):
+        if path is not None:
+            check_writable(path, file=True)  # neither file is written when the other cannot be
     try:
         params = build_params(engine, era, preset_name, concurrency, input_len, output_len, seed)
         run = emulate(params)

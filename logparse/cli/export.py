@@ -2,35 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
+from logparse.cli.options import engine_option, patterns_option, year_option
 from logparse.errors import InputError
 from logparse.export.openmetrics import render
 from logparse.export.promtool import create_blocks, find_promtool
 from logparse.export.series import RunSeries, Series, run_series
+from logparse.store import check_writable, output_file
 
 RETENTION_HINT = "100y"  # what the printed `prometheus` command passes, so old runs are kept
 
 _LOGS = click.argument("logs", nargs=-1, required=True, metavar="LOG...")
-_ENGINE = click.option(
-    "--engine",
-    type=click.Choice(["auto", "vllm", "sglang"]),
-    default="auto",
-    show_default=True,
-    help="Engine that wrote the logs (auto: detect from each log).",
-)
-_YEAR = click.option(
-    "--year",
-    type=int,
-    help="Year for vLLM stamps that print none, when the log shows no "
-    "full date. [default: from the log, else the file's mtime]",
-)
 _MODEL = click.option(
     "--model-name",
     metavar="NAME",
@@ -61,11 +49,17 @@ def export_group() -> None:
     metavar="FILE",
     help="OpenMetrics text file to write (replaced if it exists); `-` writes to stdout.",
 )
-@_ENGINE
-@_YEAR
+@engine_option
+@year_option
+@patterns_option
 @_MODEL
 def openmetrics_command(
-    logs: Sequence[str], output: str, engine: str, year: int | None, model_name: str | None
+    logs: Sequence[str],
+    output: str,
+    engine: str,
+    year: int | None,
+    patterns: tuple[Path, ...],
+    model_name: str | None,
 ) -> None:
     """Write the runs of LOG... as one OpenMetrics text file.
 
@@ -73,12 +67,16 @@ def openmetrics_command(
     `promtool tsdb create-blocks-from openmetrics FILE DIR` (what `export prometheus` does).
     """
     if output != "-":
-        _check_output(Path(output))
-    series = _export(logs, engine=engine, year=year, model_name=model_name)
+        check_writable(Path(output), file=True)  # before the logs are read
+    series, notes = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
+    if output != "-":
+        with output_file(Path(output)) as handle:
+            handle.writelines(render(series))
+    for note in notes:  # after the writing: a write error is then the one line printed
+        click.echo(note, err=True)
     if output == "-":
         sys.stdout.writelines(render(series))
         return
-    _write_atomically(Path(output), render(series))
     click.echo(f"wrote {output}", err=True)
 
 
@@ -101,11 +99,18 @@ def openmetrics_command(
     metavar="PATH",
     help="The promtool binary (Debian package `prometheus`).",
 )
-@_ENGINE
-@_YEAR
+@engine_option
+@year_option
+@patterns_option
 @_MODEL
 def prometheus_command(
-    logs: Sequence[str], tsdb: Path, promtool_name: str, engine: str, year: int | None, model_name: str | None
+    logs: Sequence[str],
+    tsdb: Path,
+    promtool_name: str,
+    engine: str,
+    year: int | None,
+    patterns: tuple[Path, ...],
+    model_name: str | None,
 ) -> None:
     """Backfill the runs of LOG... into a Prometheus TSDB with `promtool tsdb create-blocks-from
     openmetrics`, then point a Prometheus (and its Grafana) at it.
@@ -116,12 +121,15 @@ def prometheus_command(
     (the long retention keeps a past run's samples from being deleted at start-up).
     """
     promtool = find_promtool(promtool_name)
-    series = _export(logs, engine=engine, year=year, model_name=model_name)
+    check_writable(tsdb)  # before the logs are read
+    series, notes = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
     with tempfile.TemporaryDirectory(prefix="logparse-export-") as scratch:
         text = Path(scratch) / "runs.om"
-        with text.open("w", encoding="utf-8") as handle:
+        with output_file(text) as handle:
             handle.writelines(render(series))
         report = create_blocks(promtool, text, tsdb)
+    for note in notes:
+        click.echo(note, err=True)
     click.echo(report.rstrip(), err=True)
     click.echo(
         f"blocks in {tsdb}; serve them with: prometheus --storage.tsdb.path={tsdb} "
@@ -130,24 +138,32 @@ def prometheus_command(
     )
 
 
-def _export(logs: Sequence[str], *, engine: str, year: int | None, model_name: str | None) -> list[Series]:
-    """Every series of every log; a note per run on stderr; an error when no log gives one."""
+def _export(
+    logs: Sequence[str],
+    *,
+    engine: str,
+    year: int | None,
+    patterns: Sequence[Path],
+    model_name: str | None,
+) -> tuple[list[Series], list[str]]:
+    """Every series of every log, and the notes about each run (`run_notes`); an error when no
+    log gives a series."""
     import logparse
 
     unique = list(dict.fromkeys(logs))
     series: list[Series] = []
+    notes: list[str] = []
     for log, run in zip(unique, run_labels(unique)):
-        result = logparse.ingest(log, engine=engine, year=year)
+        result = logparse.ingest(log, engine=engine, year=year, patterns=patterns)
         found = run_series(result.tables, engine=result.engine, run=run, model_name=model_name)
-        for note in run_notes(found):
-            click.echo(note, err=True)
+        notes += run_notes(found)
         series.extend(found.series)
     if not series:
         raise InputError(
             f"{', '.join(unique)}: no timestamped engine-stats, decode/prefill, spec-decode or "
             "KV lines: nothing to export"
         )
-    return series
+    return series, notes
 
 
 def run_labels(logs: Sequence[str]) -> list[str]:
@@ -179,21 +195,3 @@ def run_notes(found: RunSeries) -> list[str]:
     if found.unprinted:
         notes.append(f"{found.run}: not printed by this log, left out: {', '.join(found.unprinted)}")
     return notes
-
-
-def _check_output(path: Path) -> None:
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; -o takes a file name")
-    if not path.parent.is_dir():
-        raise InputError(f"{path}: folder {path.parent} does not exist")
-
-
-def _write_atomically(path: Path, lines: Iterable[str]) -> None:
-    fd, scratch = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.writelines(lines)
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise

@@ -56,18 +56,9 @@ def chosen_tz() -> str | None:
     return None if ctx is None else ctx.meta.get("logparse.tz")
 
 
-def grammar_options(func: F) -> F:
-    """`--patterns FILE.toml` (repeatable), `--year`, `--tz`: how a log's lines and times are read."""
-    func = click.option(
-        "--tz",
-        default=None,
-        metavar="ZONE",
-        expose_value=False,
-        callback=_keep_tz,
-        help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: this machine's zone; "
-        "stamps with a zone, such as docker's, are exact]",
-    )(func)
-    func = click.option(
+def patterns_option(func: F) -> F:
+    """`--patterns FILE.toml` (repeatable): the user's grammar files, on top of the built-in ones."""
+    return click.option(
         "--patterns",
         "patterns",
         multiple=True,
@@ -76,6 +67,10 @@ def grammar_options(func: F) -> F:
         help="Extra grammar file with your own rules, on top of the built-in ones (repeatable; also "
         "$LOGPARSE_PATTERNS). [default: none]",
     )(func)
+
+
+def year_option(func: F) -> F:
+    """`--year`: the year of stamps that print none."""
     return click.option(
         "--year",
         type=click.IntRange(1970, 2200),
@@ -83,6 +78,24 @@ def grammar_options(func: F) -> F:
         help="Year for year-less timestamps (vLLM's MM-DD) when the log shows no full date. [default: the "
         "year the file's modification time gives its last line]",
     )(func)
+
+
+def tz_option(func: F) -> F:
+    """`--tz ZONE`: the zone of stamps that print none (read back with `chosen_tz`)."""
+    return click.option(
+        "--tz",
+        default=None,
+        metavar="ZONE",
+        expose_value=False,
+        callback=_keep_tz,
+        help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: this machine's zone; "
+        "stamps with a zone, such as docker's, are exact]",
+    )(func)
+
+
+def grammar_options(func: F) -> F:
+    """`--patterns FILE.toml` (repeatable), `--year`, `--tz`: how a log's lines and times are read."""
+    return year_option(patterns_option(tz_option(func)))
 
 
 def slo_options(func: F) -> F:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.options import engine_option, slo_options
+from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_options
 from logparse.escape import for_terminal
 
 
@@ -34,6 +34,7 @@ from logparse.escape import for_terminal
 @click.option(
     "--no-images", is_flag=True, help="Skip the PNG and SVG files (the HTML page does not need them)."
 )
+@grammar_options
 def report_command(
     logs: tuple[str, ...],
     bench_files: tuple[Path, ...],
@@ -44,6 +45,8 @@ def report_command(
     slo_tps: float,
     think_s: float,
     no_images: bool,
+    patterns: tuple[Path, ...],
+    year: int | None,
 ) -> None:
     """Write an offline HTML report (charts, findings, diagnostics, tables) for server LOGs
     and/or client benchmark files.
@@ -74,6 +77,9 @@ def report_command(
         think_s=think_s,
         images=not no_images,
         engine=engine,
+        patterns=patterns,
+        year=year,
+        tz=chosen_tz(),
     )
     skipped = [n for n in report.notes if "skipped" in n.message or "not analysed" in n.message]
     click.echo(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.options import engine_option
+from logparse.cli.options import chosen_tz, engine_option, grammar_options
 from logparse.escape import for_terminal
 from logparse.mining import mine_unparsed
 from logparse.mining.rules import render_rules, suggest
@@ -32,13 +32,6 @@ EXAMPLE_WIDTH = 200
     help="Print a ready-to-edit grammar file with one [[rule]] per template.",
 )
 @click.option(
-    "--patterns",
-    "patterns",
-    multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Extra grammar file with your own rules (repeatable; also $LOGPARSE_PATTERNS).",
-)
-@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
@@ -46,8 +39,9 @@ EXAMPLE_WIDTH = 200
     show_default=True,
     help="text: readable list; json: the templates as JSON.",
 )
+@grammar_options
 def unknown_command(
-    log: str, engine: str, top: int, as_rules: bool, patterns: tuple[Path, ...], fmt: str
+    log: str, engine: str, top: int, as_rules: bool, fmt: str, patterns: tuple[Path, ...], year: int | None
 ) -> None:
     """Cluster the lines of LOG that no rule understood into templates.
 
@@ -57,7 +51,7 @@ def unknown_command(
     rule per template (sample and expected values filled in) that `logparse patterns check`
     accepts; edit it and pass it to `logparse ingest --patterns FILE`.
     """
-    found = mine_unparsed(log, engine=engine, patterns=patterns)
+    found = mine_unparsed(log, engine=engine, patterns=patterns, year=year, tz=chosen_tz())
     shown = found.templates if top == 0 else found.templates[:top]
     rest = found.templates[len(shown) :]
     for note in found.stats.notes:

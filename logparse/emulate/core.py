@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from logparse.emulate.render import Wrapper, render
 from logparse.emulate.sglang_build import SglangBuilder
 from logparse.emulate.truth import sglang_truth, vllm_truth
 from logparse.emulate.vllm_build import VllmBuilder
+from logparse.store import output_file, write_file
 
 
 @dataclass(frozen=True)
@@ -31,17 +33,23 @@ class EmulatedRun:
         return "\n".join(self.lines) + "\n"
 
     def write(self, log_path: Path, truth_path: Path | None = None) -> None:
-        """Write the log (bytes exactly as rendered) and, if asked, the truth JSON."""
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with log_path.open("w", encoding="utf-8", newline="") as fh:
-            fh.write(self.text)
-        if truth_path is not None:
-            self.write_truth(truth_path)
+        """Write the log (bytes exactly as rendered) and, if asked, the truth JSON: both whole, or
+        neither (`logparse.store.output_file`)."""
+        with ExitStack() as stack:  # both files are renamed into place once both are written
+            handle = stack.enter_context(output_file(log_path))
+            handle.write(self.text)
+            handle.flush()
+            if truth_path is not None:
+                truth = stack.enter_context(output_file(truth_path))
+                truth.write(self._truth_text())
+                truth.flush()
 
     def write_truth(self, path: Path) -> None:
         """Write the ground truth as indented JSON."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.truth, indent=1) + "\n", encoding="utf-8")
+        write_file(path, self._truth_text())
+
+    def _truth_text(self) -> str:
+        return json.dumps(self.truth, indent=1) + "\n"
 
 
 def emulate(params: RunParams) -> EmulatedRun:

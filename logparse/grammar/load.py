@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import regex
 

@@ -31,10 +31,13 @@ def mine_unparsed(
     *,
     engine: str = "auto",
     patterns: Sequence[str | Path] = (),
+    year: int | None = None,
+    tz: str | None = None,
     miner: TemplateMiner | None = None,
 ) -> UnknownLines:
-    """Read a log, parse it, and cluster the bodies of its `unparsed` lines into templates."""
-    result = ingest(path, engine=engine, patterns=patterns)
+    """Read a log (`engine`, `patterns`, `year`, `tz` as for `logparse.ingest`), parse it, and
+    cluster the bodies of its `unparsed` lines into templates."""
+    result = ingest(path, engine=engine, year=year, tz=tz, patterns=patterns)
     grammar = result.grammar or load_grammar(patterns)
     miner = miner or TemplateMiner()
     unparsed = result.tables.get(UNPARSED)

@@ -3,6 +3,7 @@ title and pairs. Both give the fields of one event (constants, captures, templat
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -64,8 +65,18 @@ class RegexRule:
     def __init__(self, rule: Rule, grammar: Grammar) -> None:
         self.rule = rule
         self.types: dict[str, FieldType] = {f: grammar.field_type(rule, f) for f in rule.field_names()}
-        self.full = fast_matcher(rule.regex)
-        self.search_regex = search_pattern(rule.pattern)
+
+    # Compiled on first use: most rules never meet a line in a short log or in engine detection,
+    # and compiling every rule's search pattern is most of a small ingest's time.
+    @functools.cached_property
+    def full(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """The rule's regex, to fullmatch a message with (see `fast_matcher`)."""
+        return fast_matcher(self.rule.regex)
+
+    @functools.cached_property
+    def search_regex(self) -> regex.Pattern[str]:
+        """The rule's regex as a search for a message ending a line (see `search_pattern`)."""
+        return search_pattern(self.rule.pattern)
 
     def allows_text(self, text: str) -> bool:
         """Whether the rule may apply to `text` at all: its anchors are in it, no `unless` string is."""

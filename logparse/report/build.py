@@ -17,6 +17,7 @@ from logparse.escape import for_terminal
 from logparse.report import findings as F
 from logparse.report import frames as R
 from logparse.report.facts import run_facts
+from logparse.store import check_writable, output_dir, write_csv
 
 if TYPE_CHECKING:
     from logparse.bench.analyze import BenchAnalysis
@@ -137,11 +138,18 @@ def log_label(path: str | Path) -> str:
 
 
 def load_runs(
-    logs: Sequence[str | Path], *, progress: Callable[[str], None], engine: str = "auto"
+    logs: Sequence[str | Path],
+    *,
+    progress: Callable[[str], None],
+    engine: str = "auto",
+    patterns: Sequence[str | Path] = (),
+    year: int | None = None,
+    tz: str | None = None,
 ) -> tuple[list[R.LogRun], list[Note]]:
     """Ingest and analyse every log (see `log_inputs` for what a log may be). Unreadable files
     raise; a log whose analysis fails is kept with its error, so the report still shows what
-    could be read. `engine` is `auto` or the engine that wrote every log file."""
+    could be read. `engine` is `auto` or the engine that wrote every log file; `patterns`,
+    `year` and `tz` are passed to `logparse.ingest`."""
     from logparse.analysis._frames import naive_utc
     from logparse.analysis.analyze import analyze
     from logparse.headline import no_content_of
@@ -156,6 +164,9 @@ def load_runs(
         result = ingest(
             path,
             engine=engine,
+            year=year,
+            tz=tz,
+            patterns=patterns,
             progress=_read_counter(progress) if getattr(progress, "enabled", False) else None,
         )
         no_content = no_content_of(result.lines, result.scores)
@@ -167,7 +178,13 @@ def load_runs(
         progress(f"analysing {name}: {result.lines:,} lines")
         analysis, error = None, None
         try:
-            analysis = analyze(result.tables, engine=result.engine, source=name, read_stats=result.stats)
+            analysis = analyze(
+                result.tables,
+                engine=result.engine,
+                source=name,
+                read_stats=result.stats,
+                grammar=result.grammar,
+            )
         except LogparseError as exc:
             error = str(exc)
         except Exception as exc:
@@ -658,16 +675,20 @@ def _scalar_columns(frame: pl.DataFrame) -> pl.DataFrame:
 def write_outputs(
     report: Report, *, images: bool, png_scale: float = 1.5, progress: Callable[[str], None]
 ) -> None:
-    """Specs, PNG/SVG, CSV, index.html and summary.md under the report directory."""
+    """Specs, PNG/SVG, CSV, index.html and summary.md under the report directory, which appears
+    with all of them or not at all (see `logparse.store.output_dir`): a full disk leaves no
+    folder of charts without its page."""
+    with output_dir(report.out_dir) as tmp:
+        _write_outputs(report, tmp, images=images, png_scale=png_scale, progress=progress)
+
+
+def _write_outputs(
+    report: Report, out: Path, *, images: bool, png_scale: float, progress: Callable[[str], None]
+) -> None:
     from logparse.report import page, render
 
-    out = report.out_dir
-    for sub, exts in (("charts", (".png", ".svg")), ("tables", (".csv",))):
-        d = out / sub
-        d.mkdir(parents=True, exist_ok=True)
-        for old in d.iterdir():
-            if old.suffix in exts and old.is_file():
-                old.unlink()
+    for sub in ("charts", "tables"):
+        (out / sub).mkdir()
     for i, item in enumerate(report.charts, 1):
         progress(f"rendering {item.id} ({i}/{len(report.charts)})")
         item.spec = render.spec(item.chart)
@@ -677,10 +698,10 @@ def write_outputs(
             item.files["svg"] = f"charts/{svg.name}"
         for j, (part, frame) in enumerate(item.data.items()):
             name = item.id if j == 0 else f"{item.id}.{part}"
-            _scalar_columns(frame).write_csv(out / "tables" / f"{name}.csv")
+            write_csv(_scalar_columns(frame), out / "tables" / f"{name}.csv")
             item.files[f"csv:{part}"] = f"tables/{name}.csv"
     progress("writing index.html and summary.md")
-    report.index.write_text(page.render_html(report), encoding="utf-8")
+    (out / report.index.name).write_text(page.render_html(report), encoding="utf-8")
     (out / "summary.md").write_text(page.render_markdown(report), encoding="utf-8")
 
 
@@ -697,6 +718,9 @@ def build_report(
     png_scale: float = 1.5,
     progress: bool | None = None,
     engine: str = "auto",
+    patterns: Sequence[str | Path] = (),
+    year: int | None = None,
+    tz: str | None = None,
 ) -> Report:
     """Write the report of `logs` and `bench_files` into `out_dir`.
 
@@ -722,16 +746,17 @@ def build_report(
         Progress lines on stderr; default: only when stderr is a terminal.
     engine
         `auto` (detect) or the engine that wrote the log files (`vllm`, `sglang`).
+    patterns, year, tz
+        The user's grammar files, the year and the zone of stamps that print none (as for
+        `logparse.ingest`).
     """
     if not logs and not bench_files:
         msg = "nothing to report: give at least one log or one --bench file"
         raise ValueError(msg)
     say = Progress(progress)
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"{out}: exists and is not a directory; expected a directory for -o")
-    out.mkdir(parents=True, exist_ok=True)
-    runs, notes = load_runs(logs, progress=say, engine=engine)
+    check_writable(out)  # before the logs are read and the charts drawn, which can take minutes
+    runs, notes = load_runs(logs, progress=say, engine=engine, patterns=patterns, year=year, tz=tz)
     bench = None
     if bench_files:
         from logparse.bench import analyze_bench, load_bench

@@ -6,10 +6,16 @@ from __future__ import annotations
 from logparse.store.folder import (
     MARKER_FILE,
     STATS_FILE,
+    check_writable,
     marker_sources,
+    output_dir,
+    output_file,
     output_folder,
     remove_tree,
+    scratch_folder,
     source_id,
+    write_error,
+    write_file,
     writing,
 )
 from logparse.store.info import load_info, save_info
@@ -22,6 +28,8 @@ from logparse.store.tables import (
     runs_of,
     scan_tables,
     table_paths,
+    write_csv,
+    write_parquet,
     write_tables,
 )
 
@@ -29,10 +37,13 @@ __all__ = [
     "MARKER_FILE",
     "STATS_FILE",
     "TableWriter",
+    "check_writable",
     "expand_inputs",
     "is_table_folder",
     "load_info",
     "marker_sources",
+    "output_dir",
+    "output_file",
     "output_folder",
     "part_file",
     "read_tables",
@@ -42,8 +53,13 @@ __all__ = [
     "runs_of",
     "save_info",
     "scan_tables",
+    "scratch_folder",
     "source_id",
     "table_paths",
+    "write_csv",
+    "write_error",
+    "write_file",
+    "write_parquet",
     "write_tables",
     "writing",
 ]

@@ -10,11 +10,12 @@ metadata (`logparse.store.schema`).
 from __future__ import annotations
 
 import contextlib
+import io
 import queue
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import polars as pl
 import pyarrow as pa
@@ -211,19 +212,36 @@ def read_tables(folder: Path) -> dict[str, pl.DataFrame]:
     return {kind: pl.read_parquet(files, glob=False) for kind, files in sorted(table_paths(folder).items())}
 
 
+def write_parquet(frame: pl.DataFrame, path: Path, **options: Any) -> None:
+    """`frame.write_parquet(path, **options)`, encoded in memory and written by Python: a full disk
+    is then an `OSError` with its errno, where polars' own writer gives a bare `ComputeError`."""
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer, **options)
+    path.write_bytes(buffer.getvalue())
+
+
+def write_csv(frame: pl.DataFrame, path: Path) -> None:
+    """`frame.write_csv(path)`, written by Python (see `write_parquet`)."""
+    path.write_text(frame.write_csv(), encoding="utf-8")
+
+
 def write_tables(
     tables: Mapping[str, pl.DataFrame],
     out: Path,
     *,
     force: bool = False,
     sources: Sequence[str] | None = None,
+    files: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """Write `out/<kind>.parquet` for each frame, the folder replaced whole (see `output_folder`)."""
+    """Write `out/<kind>.parquet` for each frame, and `out/<name>` holding `text` for each of
+    `files`, the folder replaced whole (see `output_folder`)."""
     from logparse.store.folder import output_folder
 
     with output_folder(out, force=force, sources=sources) as tmp:
         for kind, frame in tables.items():
-            frame.write_parquet(
-                tmp / f"{kind}.parquet", compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS
+            write_parquet(
+                frame, tmp / f"{kind}.parquet", compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS
             )
-    return [out / f"{kind}.parquet" for kind in tables]
+        for name, text in (files or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+    return [out / f"{kind}.parquet" for kind in tables] + [out / name for name in files or {}]

@@ -91,15 +91,19 @@ def test_bad_inputs_and_outputs_get_one_clear_message(tmp_path: Path, emulated_l
     log = str(emulated_logs["vllm-0.31.log"])
     cases = [
         (["openmetrics", str(tmp_path / "missing.log"), "-o", str(tmp_path / "x.om")], "no such file"),
-        (["openmetrics", log, "-o", str(tmp_path / "no" / "x.om")], "does not exist"),
+        (["openmetrics", log, "-o", str(tmp_path / "a-file" / "x.om")], "not a directory"),
         (["openmetrics", log, "-o", str(tmp_path)], "is a folder"),
         (["prometheus", log, "--tsdb", str(tmp_path / "t"), "--promtool", str(tmp_path / "nope")],
          "promtool not found"),
     ]
+    (tmp_path / "a-file").write_text("in the way")
     for args, message in cases:
         result = CliRunner().invoke(cli, ["export", *args])
         assert result.exit_code == 1, result.output
         assert message in result.output and "Traceback" not in result.output
+    # as every output: a missing folder is created
+    made = CliRunner().invoke(cli, ["export", "openmetrics", log, "-o", str(tmp_path / "new" / "x.om")])
+    assert made.exit_code == 0 and (tmp_path / "new" / "x.om").stat().st_size > 0
 
 
 def test_a_log_without_stats_lines_says_there_is_nothing(tmp_path: Path) -> None:
