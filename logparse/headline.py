@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -339,6 +340,31 @@ def render_headline(facts: Mapping[str, Any]) -> str:
     out.extend(render_drift(facts))
     out.extend(render_unparsed_evidence(facts))
     return "\n".join(out)
+
+
+class HeadlinePrinter:
+    """Prints each log's headline as it is ready: text (`table`), a stderr count line per log
+    (`jsonl`, whose events go to stdout), or one JSON document at the end (`json`)."""
+
+    def __init__(self, fmt: str, *, several: bool, echo: Callable[..., None]) -> None:
+        self.fmt = fmt
+        self.several = several
+        self.echo = echo
+        self.printed: list[dict[str, Any]] = []
+
+    def show(self, facts: dict[str, Any]) -> None:
+        """One log's headline is ready."""
+        if self.fmt == "table":
+            self.echo(("\n" if self.printed else "") + render_headline(facts))
+        elif self.fmt == "jsonl":
+            self.echo(render_event_count(facts), err=True)
+        self.printed.append(facts)
+
+    def finish(self) -> None:
+        """Every log is read: the JSON document (one object for one log, else a list)."""
+        if self.fmt == "json":
+            one = len(self.printed) == 1 and not self.several
+            self.echo(json.dumps(self.printed[0] if one else self.printed, indent=2, default=str))
 
 
 def render_event_count(facts: Mapping[str, Any]) -> str:

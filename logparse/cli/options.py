@@ -121,3 +121,53 @@ def slo_options(func: F) -> F:
         show_default=True,
         help="TTFT SLO in ms (lower is better).",
     )(func)
+
+
+def ingest_options(func: F) -> F:
+    """`ingest`'s own options: `--out`, `--format`/`--json`, `--force`, `--jobs`, `--reference`."""
+    decorators = [
+        click.option(
+            "--out",
+            "-o",
+            type=click.Path(file_okay=False, path_type=Path),
+            help="Write DIR/<kind>.parquet. With several logs (a folder, a glob, several paths): a Parquet "
+            "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet. DIR is replaced as a whole (your own "
+            "files in it are kept) and appears whole or not at all; it is refused if it holds the tables "
+            "of other logs. [default: none; the tables go to a scratch folder that is removed]",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(["table", "jsonl", "json"]),
+            default="table",
+            show_default=True,
+            help="table: the headline as text; json: the headline as JSON (several logs: a list); jsonl: "
+            "every event as a JSON line on stdout, in line order, with `time` as ISO-8601 UTC (with --out "
+            "the tables are written too).",
+        ),
+        click.option(
+            "--json", "as_json", is_flag=True, help="The headline as JSON (the same as --format json)."
+        ),
+        click.option(
+            "--force",
+            is_flag=True,
+            help="Write into a non-empty --out folder logparse did not create, or replace the tables of "
+            "other logs in it. [default: refuse]",
+        ),
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Threads [default: the number of cores]: a large log's blocks, or small logs side by side.",
+        ),
+        click.option(
+            "--reference",
+            is_flag=True,
+            help="Read every line with the reference Python parser (slow; to cross-check the compiled "
+            "core, which gives the same tables). [default: the core]",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        func = decorate(func)
+    return func
