@@ -94,6 +94,11 @@ def mpirun_tag(line: str) -> str:
     return f"[1,3]<stdout>:{line}"
 
 
+def mpirun_prrte_tag(line: str) -> str:
+    # Open MPI 5 (PRRTE) --output tag: the namespace "prterun-<host>-<pid>@<jobid>" and a blank
+    return f"[prterun-gpu-node-3-4242@1,3]<stdout>: {line}"
+
+
 def ts_moreutils(line: str) -> str:
     return f"{STAMP_SYSLOG} {line}"
 
@@ -132,7 +137,8 @@ def time_only(body: str, level: str = "INFO") -> str:
 
 WHOLE_LINE: dict[str, Callable[[str], str]] = {
     f.__name__: f for f in (docker_json, cri, docker_timestamps, journald, syslog_5424, srun_label, kubectl_prefix,
-                            compose, loki_json, gcp_json, cloudwatch_json, mpirun_tag, ts_moreutils, stern)
+                            compose, loki_json, gcp_json, cloudwatch_json, mpirun_tag, mpirun_prrte_tag, ts_moreutils,
+                            stern)
 }
 BODY: dict[str, Callable[..., str]] = {
     f.__name__: f for f in (py_dash, py_bracket, py_default, py_pid_file, loguru, json_logger, time_only)
@@ -142,12 +148,14 @@ BODY: dict[str, Callable[..., str]] = {
 @dataclass(frozen=True)
 class Prints:
     """What a wrapper itself prints that the parser should read: its stamp (as printed), whether
-    that stamp is an exact instant (a zone or an epoch: it gives `time`), a level, a pid."""
+    that stamp is an exact instant (a zone or an epoch: it gives `time`), a level, a pid, a
+    scheduler's task label."""
 
     stamp: str | None = None
     exact: bool = False
     level: str | None = None
     pid: int | None = None
+    task: str | None = None
 
 
 INSTANT = dt.datetime(2026, 5, 12, 8, 1, 39, 331095, tzinfo=dt.UTC)
@@ -158,13 +166,14 @@ PRINTS: dict[str, Prints] = {
     "docker_timestamps": Prints(STAMP_ISO_Z, exact=True),
     "journald": Prints(STAMP_SYSLOG),
     "syslog_5424": Prints(STAMP_MS_Z, exact=True),
-    "srun_label": Prints(),
+    "srun_label": Prints(task="3"),
     "kubectl_prefix": Prints(),
     "compose": Prints(),
     "loki_json": Prints(STAMP_ISO_Z, exact=True),
     "gcp_json": Prints(STAMP_ISO_Z, exact=True, level="INFO"),
     "cloudwatch_json": Prints(str(STAMP_EPOCH_MS), exact=True),
-    "mpirun_tag": Prints(),
+    "mpirun_tag": Prints(task="3"),
+    "mpirun_prrte_tag": Prints(task="3"),
     "ts_moreutils": Prints(STAMP_SYSLOG),
     "stern": Prints(),
     "py_dash": Prints(STAMP_PY),

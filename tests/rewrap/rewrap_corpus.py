@@ -10,8 +10,10 @@ What a wrapped line must give (what survives the wrapper):
   is the row's (the wrapper's own, e.g. a GCP severity, when the engine printed none); `ts` is the
   row's stamp, and the wrapper's stamp is `outer_ts` (or `ts` when the engine printed none); an
   exact wrapper stamp (zone or epoch) gives `time`, since no row prints an exact stamp itself;
+  `task` is the wrapper's task label (srun, mpirun; no row prints one itself);
 * a BODY wrapper replaces the engine's envelope: the engine's `rank` is gone (None), `pid` is the
-  wrapper's own (a `%(process)d`), `level` is the level the wrapper printed, `ts` its stamp.
+  wrapper's own (a `%(process)d`), `level` is the level the wrapper printed, `ts` its stamp, and
+  there is no `task`.
 """
 from __future__ import annotations
 
@@ -69,6 +71,7 @@ class Expected:
     rank: str | None
     pid: int | None
     level: str | None
+    task: str | None
     outer_ts: str | None = None
     time: Any = None
 
@@ -80,11 +83,11 @@ def expected(name: str, row: dict[str, Any]) -> Expected:
     schema = load_grammar().schema(row["kind"])
     fields = {k: v for k, v in row["fields"].items() if k in schema}
     if group == "BODY":
-        return Expected(row["kind"], fields, prints.stamp, None, prints.pid, body_level(row))
+        return Expected(row["kind"], fields, prints.stamp, None, prints.pid, body_level(row), None)
     assert not EXACT_STAMP.search(row["line"]), f"row prints an exact stamp itself: {row['line'][:80]}"
     outer = prints.stamp if row["ts"] is not None else None
     return Expected(row["kind"], fields, row["ts"] or prints.stamp, row["rank"], row["pid"],
-                    row["level"] or prints.level, outer_ts=outer, time=instant_of(name))
+                    row["level"] or prints.level, prints.task, outer_ts=outer, time=instant_of(name))
 
 
 def same_value(want: Any, got: Any) -> bool:
@@ -105,7 +108,7 @@ def mismatches(want: Expected, event: dict[str, Any] | None) -> list[str]:
     if event is None or event["kind"] != want.kind:
         return [f"kind {want.kind} -> {event['kind'] if event else None}"]
     out = [f"{k} {v!r} -> {event.get(k)!r}" for k, v in want.fields.items() if not same_value(v, event.get(k))]
-    for key in ("ts", "rank", "pid", "level"):
+    for key in ("ts", "rank", "pid", "level", "task"):
         if event.get(key) != getattr(want, key):
             out.append(f"{key} {getattr(want, key)!r} -> {event.get(key)!r}")
     if want.outer_ts is not None and event.get("outer_ts") != want.outer_ts:
