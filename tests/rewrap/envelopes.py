@@ -6,6 +6,7 @@ removed) in the layer a logging stack adds. The wrapped text is invented; the bo
 `BODY` wrappers replace it with another logging format, at the record's level (only the message's
 fields survive).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,8 +29,13 @@ def go_json(record: dict[str, Any]) -> str:
     """A record as Go's encoding/json.Marshal prints it (docker, Loki): compact, UTF-8 kept, and
     `<`, `>`, `&`, U+2028, U+2029 escaped (Go's HTML-safe default)."""
     text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                    ("\u2029", "\\u2029")):
+    for ch, esc in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(ch, esc)
     return text
 
@@ -69,25 +75,46 @@ def compose(line: str) -> str:
 
 def loki_json(line: str) -> str:
     # logcli --output=jsonl: json.Marshal of a map (keys sorted), time.Time as RFC 3339 with ns
-    return go_json({"labels": {"app": "inference", "pod": "inference-7d9f8c6b5-x2x4q"}, "line": line,
-                    "timestamp": STAMP_ISO_Z})
+    return go_json(
+        {
+            "labels": {"app": "inference", "pod": "inference-7d9f8c6b5-x2x4q"},
+            "line": line,
+            "timestamp": STAMP_ISO_Z,
+        }
+    )
 
 
 def gcp_json(line: str) -> str:
     # A Cloud Logging LogEntry as an export sink writes it (one compact object a line, keys sorted);
     # `receiveTimestamp` is the collector's, later than `timestamp`
-    return json.dumps({"insertId": "1x2y3z4w5v6u7t", "logName": "projects/p/logs/stdout",
-                       "receiveTimestamp": "2026-05-12T08:01:41.512345678Z",
-                       "resource": {"labels": {"container_name": "server"}, "type": "k8s_container"},
-                       "severity": "INFO", "textPayload": line, "timestamp": STAMP_ISO_Z},
-                      ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(
+        {
+            "insertId": "1x2y3z4w5v6u7t",
+            "logName": "projects/p/logs/stdout",
+            "receiveTimestamp": "2026-05-12T08:01:41.512345678Z",
+            "resource": {"labels": {"container_name": "server"}, "type": "k8s_container"},
+            "severity": "INFO",
+            "textPayload": line,
+            "timestamp": STAMP_ISO_Z,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
 
 
 def cloudwatch_json(line: str) -> str:
     # One event of `aws logs filter-log-events` (jq -c '.events[]'): epoch milliseconds
-    return json.dumps({"logStreamName": "inference/server/0a1b2c", "timestamp": STAMP_EPOCH_MS,
-                       "message": line, "ingestionTime": STAMP_EPOCH_MS + 812, "eventId": "3829103"},
-                      ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(
+        {
+            "logStreamName": "inference/server/0a1b2c",
+            "timestamp": STAMP_EPOCH_MS,
+            "message": line,
+            "ingestionTime": STAMP_EPOCH_MS + 812,
+            "eventId": "3829103",
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
 
 
 def mpirun_tag(line: str) -> str:
@@ -136,9 +163,24 @@ def time_only(body: str, level: str = "INFO") -> str:
 
 
 WHOLE_LINE: dict[str, Callable[[str], str]] = {
-    f.__name__: f for f in (docker_json, cri, docker_timestamps, journald, syslog_5424, srun_label, kubectl_prefix,
-                            compose, loki_json, gcp_json, cloudwatch_json, mpirun_tag, mpirun_prrte_tag, ts_moreutils,
-                            stern)
+    f.__name__: f
+    for f in (
+        docker_json,
+        cri,
+        docker_timestamps,
+        journald,
+        syslog_5424,
+        srun_label,
+        kubectl_prefix,
+        compose,
+        loki_json,
+        gcp_json,
+        cloudwatch_json,
+        mpirun_tag,
+        mpirun_prrte_tag,
+        ts_moreutils,
+        stern,
+    )
 }
 BODY: dict[str, Callable[..., str]] = {
     f.__name__: f for f in (py_dash, py_bracket, py_default, py_pid_file, loguru, json_logger, time_only)

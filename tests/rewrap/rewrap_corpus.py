@@ -15,6 +15,7 @@ What a wrapped line must give (what survives the wrapper):
   wrapper's own (a `%(process)d`), `level` is the level the wrapper printed, `ts` its stamp, and
   there is no `task`.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-
 from envelopes import BODY, PRINTS, WHOLE_LINE, instant_of
+
 from logparse.grammar import load_grammar
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,8 +87,17 @@ def expected(name: str, row: dict[str, Any]) -> Expected:
         return Expected(row["kind"], fields, prints.stamp, None, prints.pid, body_level(row), None)
     assert not EXACT_STAMP.search(row["line"]), f"row prints an exact stamp itself: {row['line'][:80]}"
     outer = prints.stamp if row["ts"] is not None else None
-    return Expected(row["kind"], fields, row["ts"] or prints.stamp, row["rank"], row["pid"],
-                    row["level"] or prints.level, prints.task, outer_ts=outer, time=instant_of(name))
+    return Expected(
+        row["kind"],
+        fields,
+        row["ts"] or prints.stamp,
+        row["rank"],
+        row["pid"],
+        row["level"] or prints.level,
+        prints.task,
+        outer_ts=outer,
+        time=instant_of(name),
+    )
 
 
 def same_value(want: Any, got: Any) -> bool:
@@ -97,7 +107,9 @@ def same_value(want: Any, got: Any) -> bool:
     if isinstance(want, bool) or isinstance(got, bool):
         return str(want).lower() == str(got).lower()
     if isinstance(want, (int, float)):
-        return isinstance(got, (int, float)) and math.isclose(float(want), float(got), rel_tol=1e-6, abs_tol=1e-9)
+        return isinstance(got, (int, float)) and math.isclose(
+            float(want), float(got), rel_tol=1e-6, abs_tol=1e-9
+        )
     if isinstance(want, list):
         return isinstance(got, list) and len(got) == len(want) and all(map(same_value, want, got))
     return str(want) == str(got)
@@ -107,7 +119,9 @@ def mismatches(want: Expected, event: dict[str, Any] | None) -> list[str]:
     """What differs between the expectation and an event (empty: the line is right)."""
     if event is None or event["kind"] != want.kind:
         return [f"kind {want.kind} -> {event['kind'] if event else None}"]
-    out = [f"{k} {v!r} -> {event.get(k)!r}" for k, v in want.fields.items() if not same_value(v, event.get(k))]
+    out = [
+        f"{k} {v!r} -> {event.get(k)!r}" for k, v in want.fields.items() if not same_value(v, event.get(k))
+    ]
     for key in ("ts", "rank", "pid", "level", "task"):
         if event.get(key) != getattr(want, key):
             out.append(f"{key} {getattr(want, key)!r} -> {event.get(key)!r}")

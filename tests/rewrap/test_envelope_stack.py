@@ -6,6 +6,7 @@ Whatever the stack, the line must give the row's kind and labelled fields (those
 line gives: see test_rewrap), `ts` from the innermost stamp (the engine's own, else the innermost
 wrapper that prints one) and `outer_ts` from the outermost, with the core and the reference alike.
 """
+
 from __future__ import annotations
 
 import functools
@@ -14,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from envelopes import BODY, PRINTS, WHOLE_LINE
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rewrap_corpus import ENGINES, body_level, events_by_line, expected, rows, same_value
 
-from envelopes import BODY, PRINTS, WHOLE_LINE
 from logparse.engine import core_available
 from logparse.grammar import load_grammar
 from logparse.ingest import ingest
 from logparse.parse import LineParser
-from rewrap_corpus import ENGINES, body_level, events_by_line, expected, rows, same_value
 
 pytestmark = pytest.mark.skipif(not core_available(), reason="the compiled core is not built")
 
@@ -72,7 +73,6 @@ def _parse(line: str, engine: str, reference: bool) -> dict[str, Any]:
         return events_by_line(ingest(path, engine=engine, reference=reference).tables)[1]
 
 
-@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(stacks())
 def test_any_envelope_stack_gives_the_same_message_and_innermost_stamp(

@@ -16,16 +16,27 @@ listed in the report. The share of right lines must be >= 99.5 % per engine and 
 in each wrapper), the core and the reference must fail the same lines; the table
 (engine x wrapper) is written to reports/rewrap.md.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rewrap_corpus import (
+    ENGINES,
+    ROOT,
+    events_by_line,
+    expected,
+    mismatches,
+    rows,
+    same_value,
+    wrap,
+    wrappers,
+)
 
 from logparse.engine import core_available
 from logparse.ingest import ingest
-from rewrap_corpus import ENGINES, ROOT, events_by_line, expected, mismatches, rows, same_value, wrap, wrappers
 
 REPORT = ROOT / "reports" / "rewrap.md"
 THRESHOLD = 0.995
@@ -51,7 +62,11 @@ def _unsupported_labels(engine: str, tmp: Path) -> dict[int, list[str]]:
     for i, row in enumerate(rows(engine)):
         event = plain.get(i + 1, {})
         fields = expected("cri", row).fields
-        bad = [k for k, v in fields.items() if event.get("kind") == row["kind"] and not same_value(v, event.get(k))]
+        bad = [
+            k
+            for k, v in fields.items()
+            if event.get("kind") == row["kind"] and not same_value(v, event.get(k))
+        ]
         if event.get("kind") != row["kind"]:
             bad = ["kind"]
         if bad:
@@ -75,11 +90,14 @@ def _measure(tmp: Path) -> tuple[dict[tuple[str, str, str], list[str]], dict[str
                     skip = unsupported[engine].get(i, [])
                     if "kind" in skip:
                         continue
-                    want = type(want)(**{**want.__dict__, "fields": {k: v for k, v in want.fields.items()
-                                                                     if k not in skip}})
+                    want = type(want)(
+                        **{**want.__dict__, "fields": {k: v for k, v in want.fields.items() if k not in skip}}
+                    )
                     miss = mismatches(want, events.get(i + 1))
                     if miss:
-                        wrong.append(f"{row['file']}:{row['line_no']}: {'; '.join(miss)} | {wrap(name, row)[:160]}")
+                        wrong.append(
+                            f"{row['file']}:{row['line_no']}: {'; '.join(miss)} | {wrap(name, row)[:160]}"
+                        )
                 results[(engine, name, parser)] = wrong
     return results, unsupported
 
@@ -89,19 +107,29 @@ def _counted(engine: str, unsupported: dict[str, dict[int, list[str]]]) -> int:
     return len(rows(engine)) - sum(1 for v in unsupported[engine].values() if "kind" in v)
 
 
-def _report(results: dict[tuple[str, str, str], list[str]], unsupported: dict[str, dict[int, list[str]]]) -> str:
-    lines = ["# Re-wrap test: real rows in other envelopes", "",
-             "Written by `tests/rewrap/test_rewrap.py` (issue 12). Every labelled real row of",
-             "`fixtures/rewrap/` inside each wrapper of `tests/rewrap/envelopes.py`, one log per engine and",
-             "wrapper, ingested with the compiled core and with the reference parser. *Right* = the row's",
-             "kind and labelled fields, and what its envelope must give (`ts`, `outer_ts`, `time`, `rank`,",
-             "`pid`, `level`; the rule is the docstring of `tests/rewrap/rewrap_corpus.py`).", ""]
+def _report(
+    results: dict[tuple[str, str, str], list[str]], unsupported: dict[str, dict[int, list[str]]]
+) -> str:
+    lines = [
+        "# Re-wrap test: real rows in other envelopes",
+        "",
+        "Written by `tests/rewrap/test_rewrap.py` (issue 12). Every labelled real row of",
+        "`fixtures/rewrap/` inside each wrapper of `tests/rewrap/envelopes.py`, one log per engine and",
+        "wrapper, ingested with the compiled core and with the reference parser. *Right* = the row's",
+        "kind and labelled fields, and what its envelope must give (`ts`, `outer_ts`, `time`, `rank`,",
+        "`pid`, `level`; the rule is the docstring of `tests/rewrap/rewrap_corpus.py`).",
+        "",
+    ]
     for engine in ENGINES:
         n = len(rows(engine))
         left_out = unsupported[engine]
         counted = _counted(engine, unsupported)
-        lines += [f"## {engine} ({n} rows)", "", "| wrapper | group | n | core right % | reference right % |",
-                  "|---|---|---:|---:|---:|"]
+        lines += [
+            f"## {engine} ({n} rows)",
+            "",
+            "| wrapper | group | n | core right % | reference right % |",
+            "|---|---|---:|---:|---:|",
+        ]
         totals = {p: [0, 0] for p in PARSERS}
         for name, (group, _) in wrappers().items():
             cells = []
@@ -112,7 +140,10 @@ def _report(results: dict[tuple[str, str, str], list[str]], unsupported: dict[st
                 cells.append(f"{100 * (counted - wrong) / counted:.1f}")
             lines.append(f"| {name} | {group} | {counted} | {cells[0]} | {cells[1]} |")
         overall = [f"**{100 * ok / tot:.2f}**" for ok, tot in totals.values()]
-        lines += [f"| **all {len(wrappers())} wrappers** | | {totals['core'][1]} | {overall[0]} | {overall[1]} |", ""]
+        lines += [
+            f"| **all {len(wrappers())} wrappers** | | {totals['core'][1]} | {overall[0]} | {overall[1]} |",
+            "",
+        ]
         if left_out:
             lines.append("Label fields the unwrapped line does not give either (left out of the comparison):")
             for i, names in sorted(left_out.items()):
@@ -139,7 +170,9 @@ def test_every_real_row_in_every_envelope_types_the_same(tmp_path: Path) -> None
             wrong = [m for (e, _, p), w in results.items() if e == engine and p == parser for m in w]
             total = len(wrappers()) * _counted(engine, unsupported)
             share = 1 - len(wrong) / total
-            assert share >= THRESHOLD, f"{engine} {parser}: {100 * share:.2f}% right\n" + "\n".join(wrong[:20])
+            assert share >= THRESHOLD, f"{engine} {parser}: {100 * share:.2f}% right\n" + "\n".join(
+                wrong[:20]
+            )
         for name in wrappers():
             assert results[(engine, name, "core")] == results[(engine, name, "reference")], (engine, name)
             # no single envelope may be a blind spot hidden by the others' average
