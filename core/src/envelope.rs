@@ -252,6 +252,8 @@ impl Peeler {
                     frame.text = Cow::Owned(rest);
                     return Step { pos: 0, records, again: false };
                 }
+                // the runtime's layer is outside the text that is searched from now on
+                frame.outer = frame.notes.len();
                 frame.text = Cow::Owned(rest);
                 pos = 0;
             }

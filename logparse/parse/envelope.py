@@ -157,6 +157,8 @@ class Peeler:
                 if m.group(token.partial_group) == "P":
                     frame.partial, frame.pending = True, rest
                     return rest, 0, records, False
+                # the runtime's layer is outside the text that is searched from now on
+                frame.outer = len(frame.notes)
                 text, pos = rest, 0
         return text, pos, records, False
 
