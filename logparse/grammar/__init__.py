@@ -15,12 +15,15 @@ from logparse.grammar.load import (
     user_pattern_files,
 )
 from logparse.grammar.model import (
+    ADDED_COLUMNS,
     COMMON_FIELDS,
     FIELD_TYPES,
     REGEX_FLAGS,
     UNPARSED,
     AnyRule,
+    ColumnDoc,
     Container,
+    Derived,
     EngineGrammar,
     Envelope,
     FieldType,
@@ -34,13 +37,16 @@ from logparse.grammar.model import (
 )
 
 __all__ = [
+    "ADDED_COLUMNS",
     "COMMON_FIELDS",
     "FIELD_TYPES",
     "PATTERNS_ENV",
     "REGEX_FLAGS",
     "UNPARSED",
     "AnyRule",
+    "ColumnDoc",
     "Container",
+    "Derived",
     "EngineGrammar",
     "Envelope",
     "FieldType",

@@ -20,7 +20,7 @@ from typing import Any
 import regex
 
 from logparse.grammar.load import build_grammar, builtin_files
-from logparse.grammar.model import AnyRule, Grammar, Sample, StatsRule
+from logparse.grammar.model import ADDED_COLUMNS, COMMON_FIELDS, AnyRule, ColumnDoc, Grammar, Sample, StatsRule
 
 TIME_BUDGET_S = 0.25
 PATHOLOGICAL_SIZE = 100_000
@@ -63,6 +63,7 @@ def check_grammar(grammar: Grammar, *, timing: bool = True, core: bool = True) -
     from logparse.parse import LineParser
 
     problems: list[Problem] = []
+    problems.extend(check_docs(grammar))
     problems.extend(_check_stamps(grammar))
     for engine in sorted(grammar.engines):
         parser = LineParser(grammar, engine)
@@ -74,6 +75,39 @@ def check_grammar(grammar: Grammar, *, timing: bool = True, core: bool = True) -
     if timing:
         problems.extend(check_timing(grammar))
     return problems
+
+
+def check_docs(grammar: Grammar) -> Iterator[Problem]:
+    """Every kind has a description, every column (common, printed, derived) a unit and a
+    description: `logparse schema`, the Parquet metadata and the README are made of them."""
+    fallback = grammar.files[0] if grammar.files else Path("kinds.toml")
+    help_ = "document it as NAME = { type = ..., unit = ..., description = ... } (see kinds.toml)"
+    for name in (*COMMON_FIELDS, *ADDED_COLUMNS):
+        yield from _missing_doc(grammar.common_docs.get(name), fallback, f"common column {name!r}", help_)
+    for kind in sorted(grammar.kinds):
+        docs = grammar.column_docs.get(kind, {})
+        if not grammar.kind_docs.get(kind):
+            doc = next(iter(docs.values()), None)
+            yield Problem(
+                file=doc.file if doc and doc.file else fallback,
+                where=f"kind {kind!r}",
+                error="the kind has no description",
+                help=f'add description = "..." to [kinds.{kind}]',
+            )
+        columns = [*grammar.schema(kind), *(d.name for d in grammar.derived.get(kind, ()))]
+        for name in columns:
+            yield from _missing_doc(docs.get(name), fallback, f"kind {kind!r}, column {name!r}", help_)
+
+
+def _missing_doc(doc: ColumnDoc | None, fallback: Path, where: str, help_: str) -> Iterator[Problem]:
+    missing = [part for part in ("unit", "description") if not doc or not getattr(doc, part)]
+    if missing:
+        yield Problem(
+            file=doc.file if doc and doc.file else fallback,
+            where=where,
+            error=f"no {' and no '.join(missing)}",
+            help=help_,
+        )
 
 
 def _check_stamps(grammar: Grammar) -> Iterator[Problem]:

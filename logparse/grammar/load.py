@@ -20,6 +20,7 @@ import regex
 
 from logparse.errors import PatternError
 from logparse.grammar.model import (
+    ADDED_COLUMNS,
     COMMON_FIELDS,
     DERIVE_FUNCTIONS,
     FIELD_TYPES,
@@ -27,7 +28,9 @@ from logparse.grammar.model import (
     STAMP_GROUPS,
     TOKEN_GROUPS,
     AnyRule,
+    ColumnDoc,
     Container,
+    Derived,
     EngineGrammar,
     Envelope,
     FieldType,
@@ -46,6 +49,7 @@ FILE_KEYS = frozenset(
     {
         "engine",
         "title",
+        "common",
         "defs",
         "detect",
         "kinds",
@@ -104,7 +108,9 @@ STAMP_KEYS = frozenset({"name", "regex", "source", "description", "sample"})
 CONTAINER_KEYS = frozenset({"message", "time", "level", "pid", "rank", "sample"})
 DETECT_KEYS = frozenset({"markers", "signatures"})
 SAMPLE_KEYS = frozenset({"line", "expect", "source"})
-FIELD_SPEC_KEYS = frozenset({"type", "unit", "doc"})
+FIELD_SPEC_KEYS = frozenset({"type", "unit", "description", "from"})
+COMMON_DOC_KEYS = frozenset({"unit", "description"})
+KIND_DESCRIPTION = "description"  # the one key of a [kinds.NAME] table that is not a field
 # Every table the loader reads and the keys it accepts there: the JSON Schema
 # (patterns/grammar.schema.json) must allow exactly these (tests/grammar/test_schema.py).
 ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
@@ -120,6 +126,7 @@ ALLOWED_KEYS: Mapping[str, frozenset[str]] = {
     "stats_key_pattern": STATS_PATTERN_KEYS,
     "sample": SAMPLE_KEYS,
     "kind_field": FIELD_SPEC_KEYS,
+    "common_column": COMMON_DOC_KEYS,
 }
 _DEF_RE = regex.compile(r"\{\{(\w+)\}\}")
 
@@ -180,6 +187,7 @@ class Extension:
     keys: Mapping[str, StatsKey]
     key_patterns: tuple[StatsKey, ...]
     types: Mapping[str, FieldType]
+    type_docs: Mapping[str, Mapping[str, Any]]
     samples: tuple[Sample, ...]
 
 
@@ -189,7 +197,11 @@ class _Loader:
     def __init__(self) -> None:
         self.problems: list[str] = []
         self.kinds: dict[str, dict[str, FieldType]] = {}
-        self.descriptions: dict[str, dict[str, str]] = {}
+        self.kind_docs: dict[str, str] = {}
+        self.column_docs: dict[str, dict[str, ColumnDoc]] = {}
+        self.common_docs: dict[str, ColumnDoc] = {}
+        # kind -> name -> (file, where, sources): checked once every file's kinds are known
+        self.derived: dict[str, dict[str, tuple[Path, str, tuple[tuple[str, float], ...]]]] = {}
         self.tokens: list[Token] = []
         self.stamps: list[Stamp] = []
         self.container: dict[str, list[str]] = {k: [] for k in ("message", "time", "level", "pid", "rank")}
@@ -222,6 +234,7 @@ class _Loader:
         engine = data.get("engine")
         if engine is None:
             self.defs.update(defs)  # shared defs are visible to every later file
+        self._load_common(path, data.get("common", {}))
         for kind, fields in data.get("kinds", {}).items():
             self._load_kind(path, kind, fields)
         self._load_envelope_parts(path, data, defs)
@@ -289,19 +302,61 @@ class _Loader:
             if rule:
                 self.rules.setdefault(engine, []).append(rule)
 
+    def _load_common(self, path: Path, docs: Any) -> None:
+        """`[common.NAME]`: unit and description of a column every table has (types are fixed)."""
+        if not isinstance(docs, dict):
+            self.problem(path, "common", "must be a table of column = { unit, description }")
+            return
+        known = {**COMMON_FIELDS, **ADDED_COLUMNS}
+        for name, spec in docs.items():
+            where = f"common column {name!r}"
+            if name not in known:
+                self.problem(path, where, f"not a common column (common columns: {', '.join(known)})")
+                continue
+            if not isinstance(spec, dict):
+                self.problem(path, where, "expected a table { unit = ..., description = ... }")
+                continue
+            self.unknown_keys(path, where, spec, COMMON_DOC_KEYS)
+            self._document(path, where, self.common_docs, name, spec)
+
+    def _document(
+        self, path: Path, where: str, docs: dict[str, ColumnDoc], name: str, spec: Mapping[str, Any]
+    ) -> None:
+        """Record a column's unit and description: one unit per column, descriptions of several
+        files (each says its engine) joined in file order."""
+        unit, text = str(spec.get("unit", "")).strip(), str(spec.get("description", "")).strip()
+        old = docs.get(name)
+        if old is None:
+            docs[name] = ColumnDoc(unit=unit, description=text, file=path)
+            return
+        if unit and old.unit and unit != old.unit:
+            self.problem(path, where, f"unit {unit!r}, but {old.file} gives {old.unit!r}; a column has one unit")
+            return
+        joined = old.description if text in old.description else f"{old.description} {text}".strip()
+        docs[name] = ColumnDoc(unit=old.unit or unit, description=joined, file=old.file)
+
+    def _field_spec(self, path: Path, where: str, spec: Any) -> tuple[Any, dict[str, Any] | None]:
+        """A field's type and, for the table form `{ type, unit, description }`, the table."""
+        if isinstance(spec, dict):
+            self.unknown_keys(path, where, spec, FIELD_SPEC_KEYS)
+            return spec.get("type"), spec
+        return spec, None
+
     def _load_kind(self, path: Path, kind: str, fields: Any) -> None:
         if not isinstance(fields, dict):
             self.problem(path, f"kind {kind!r}", 'must be a table of field = "type"')
             return
         target = self.kinds.setdefault(kind, {})
-        docs = self.descriptions.setdefault(kind, {})
+        docs = self.column_docs.setdefault(kind, {})
         for name, spec in fields.items():
-            typ, doc = spec, ""
-            if isinstance(spec, dict):
-                self.unknown_keys(path, f"kind {kind!r}, field {name!r}", spec, FIELD_SPEC_KEYS)
-                typ = spec.get("type")
-                unit = spec.get("unit")
-                doc = str(spec.get("doc", "")) + (f" [{unit}]" if unit else "")
+            if name == KIND_DESCRIPTION:
+                if not isinstance(spec, str):
+                    self.problem(path, f"kind {kind!r}", "`description` is the kind's one-line description")
+                elif spec.strip() and not self.kind_docs.get(kind):
+                    self.kind_docs[kind] = spec.strip()
+                continue
+            where = f"kind {kind!r}, field {name!r}"
+            typ, table = self._field_spec(path, where, spec)
             if typ not in FIELD_TYPES:
                 self.problem(
                     path,
@@ -309,10 +364,12 @@ class _Loader:
                     f"field {name!r} has unknown type {typ!r} (expected one of {sorted(FIELD_TYPES)})",
                 )
                 continue
-            if name in COMMON_FIELDS or name in ("time", "extra"):
+            if name in COMMON_FIELDS or name in ADDED_COLUMNS:
                 self.problem(path, f"kind {kind!r}", f"field {name!r} is a common column")
                 continue
-            if target.get(name, typ) != typ:
+            if table is not None and "from" in table:
+                self._load_derived(path, where, kind, name, typ, table["from"])
+            elif target.get(name, typ) != typ:
                 self.problem(
                     path,
                     f"kind {kind!r}",
@@ -320,9 +377,25 @@ class _Loader:
                     f"a field has one type across all grammars",
                 )
                 continue
-            target[name] = typ
-            if doc:
-                docs[name] = doc
+            else:
+                target[name] = typ
+            self._document(path, where, docs, name, table or {})
+
+    def _load_derived(self, path: Path, where: str, kind: str, name: str, typ: str, sources: Any) -> None:
+        """`from = { column = factor, ... }`: a column ingest computes from printed ones."""
+        if typ != "float":
+            self.problem(path, where, f"a derived column is a float, not {typ!r}")
+            return
+        if not isinstance(sources, dict) or not sources:
+            self.problem(path, where, "`from` is a table { source_column = factor, ... }")
+            return
+        pairs = []
+        for source, factor in sources.items():
+            if isinstance(factor, bool) or not isinstance(factor, int | float):
+                self.problem(path, where, f"factor of {source!r} must be a number, not {factor!r}")
+                return
+            pairs.append((str(source), float(factor)))
+        self.derived.setdefault(kind, {})[name] = (path, where, tuple(pairs))
 
     # -- regexes and samples -------------------------------------------------------------------
     def compile(
@@ -435,10 +508,9 @@ class _Loader:
         if not isinstance(kind, str):
             self.problem(path, where, "missing `kind`")
             return None
-        types = dict(item.get("types", {}))
-        for fname, typ in types.items():
-            if typ not in FIELD_TYPES:
-                self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
+        types, docs = self._rule_types(path, where, item.get("types", {}))
+        for fname, table in docs.items():
+            self._document(path, where, self.column_docs.setdefault(kind, {}), fname, table)
         levels = item.get("levels")
         return {
             "kind": kind,
@@ -448,6 +520,25 @@ class _Loader:
             "source": str(item.get("source", "")),
             "description": str(item.get("description", "")),
         }
+
+    def _rule_types(
+        self, path: Path, where: str, types: Any
+    ) -> tuple[dict[str, str], dict[str, Mapping[str, Any]]]:
+        """A rule's `types` (`field = "type"` or `field = { type, unit, description }`): the types,
+        and the tables of the fields documented there."""
+        out: dict[str, str] = {}
+        docs: dict[str, Mapping[str, Any]] = {}
+        for fname, spec in dict(types).items():
+            typ, table = self._field_spec(path, f"{where}, types {fname!r}", spec)
+            if typ not in FIELD_TYPES:
+                self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
+                continue
+            if table is not None and "from" in table:
+                self.problem(path, where, f"field {fname!r}: a derived column is declared under [kinds.NAME]")
+                continue
+            out[str(fname)] = str(typ)
+            docs[str(fname)] = table or {}
+        return out, docs
 
     def _load_rule(
         self, path: Path, engine: str, i: int, item: dict[str, Any], defs: Mapping[str, str]
@@ -551,12 +642,7 @@ class _Loader:
             entry = self._stats_entry(path, f"{where}, key pattern {j + 1}", "", spec, defs, pattern=True)
             if entry:
                 patterns.append(entry)
-        types: dict[str, FieldType] = {}
-        for fname, typ in dict(item.get("types", {})).items():
-            if is_field_type(typ):
-                types[str(fname)] = typ
-            else:
-                self.problem(path, where, f"field {fname!r} has unknown type {str(typ)!r}")
+        types, type_docs = self._rule_types(path, where, item.get("types", {}))
         if not keys and not patterns:
             self.problem(path, where, "an extension adds `keys` or `[[rule.key]]` patterns to the rule")
         samples = self._samples(path, where, item.get("sample"))
@@ -567,6 +653,7 @@ class _Loader:
             keys=keys,
             key_patterns=tuple(patterns),
             types=types,
+            type_docs=type_docs,
             samples=samples,
         )
 
@@ -588,6 +675,9 @@ class _Loader:
             if clash:
                 self.problem(ext.file, ext.where, f"key(s) {clash} are already in rule {rule.name!r}")
                 continue
+            docs = self.column_docs.setdefault(rule.kind, {})
+            for fname, table in ext.type_docs.items():
+                self._document(ext.file, ext.where, docs, fname, table)
             offset = len(rule.samples)
             samples = tuple(
                 dataclasses.replace(s, index=offset + s.index, source=s.source or f"extension in {ext.file}")
@@ -655,6 +745,7 @@ class _Loader:
                 signatures=tuple(self.signatures.get(engine, [])),
                 untyped_levels=frozenset(self.untyped.get(engine, set())),
             )
+        derived = self._check_derived()
         self._check_unique_names("token", [t.name for t in self.tokens])
         self._check_unique_names("stamp", [s.name for s in self.stamps])
         if self.problems:
@@ -671,8 +762,33 @@ class _Loader:
             months=dict(self.months),
         )
         return Grammar(
-            kinds=self.kinds, envelope=envelope, engines=engines, files=paths, descriptions=self.descriptions
+            kinds=self.kinds,
+            envelope=envelope,
+            engines=engines,
+            files=paths,
+            kind_docs=dict(self.kind_docs),
+            column_docs={kind: dict(docs) for kind, docs in self.column_docs.items()},
+            common_docs=dict(self.common_docs),
+            derived=derived,
         )
+
+    def _check_derived(self) -> dict[str, tuple[Derived, ...]]:
+        """Derived columns whose sources are numeric fields of their kind and whose names are new."""
+        out: dict[str, tuple[Derived, ...]] = {}
+        for kind, columns in self.derived.items():
+            fields = self.kinds.get(kind, {})
+            found = []
+            for name, (path, where, sources) in columns.items():
+                if name in fields:
+                    self.problem(path, where, f"{name!r} is a printed field of {kind!r}; a derived column is new")
+                    continue
+                bad = [s for s, _ in sources if fields.get(s) not in ("int", "float")]
+                if bad:
+                    self.problem(path, where, f"source(s) {bad} are not int or float fields of kind {kind!r}")
+                    continue
+                found.append(Derived(name=name, sources=sources))
+            out[kind] = tuple(found)
+        return out
 
     def _check_rule_fields(self, rules: list[AnyRule]) -> None:
         for rule in rules:

@@ -46,6 +46,9 @@ COMMON_FIELDS: dict[str, FieldType] = {
     "prefix": "str",
     "rule": "str",
 }
+# Columns of every table that no parser fills: ingest adds `time`; `extra` is on kinds some stats
+# rule reads (their type names are those of the tables, not of grammar fields).
+ADDED_COLUMNS: dict[str, str] = {"time": "time", "extra": "pairs"}
 # Named groups a token may capture (others must start with "_": captured, then dropped).
 TOKEN_GROUPS = frozenset({"ts", "level", "rank", "pid", "task"})
 # Named groups a stamp shape may capture.
@@ -290,6 +293,24 @@ class EngineGrammar:
 
 
 @dataclass(frozen=True)
+class ColumnDoc:
+    """What a column means, in its unit, as `kinds.toml` (or a user grammar) documents it."""
+
+    unit: str = ""
+    description: str = ""
+    file: Path | None = None  # where it was declared, for `patterns check` messages
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A column ingest adds to a kind's table in one unit for one idea: the first source column
+    of the row that is set, times its factor (`kv_usage_frac = { from = { gpu_kv_pct = 0.01 } }`)."""
+
+    name: str
+    sources: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
 class Grammar:
     """All grammars: kind schemas, the envelope and one `EngineGrammar` per engine."""
 
@@ -297,7 +318,10 @@ class Grammar:
     envelope: Envelope
     engines: Mapping[str, EngineGrammar]
     files: tuple[Path, ...]
-    descriptions: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    kind_docs: Mapping[str, str] = field(default_factory=dict)  # kind -> one-line description
+    column_docs: Mapping[str, Mapping[str, ColumnDoc]] = field(default_factory=dict)  # kind -> column
+    common_docs: Mapping[str, ColumnDoc] = field(default_factory=dict)  # the columns every table has
+    derived: Mapping[str, tuple[Derived, ...]] = field(default_factory=dict)  # kind -> derived columns
 
     def field_type(self, rule: AnyRule, name: str) -> FieldType:
         """Type of field `name` as produced by `rule` (rule-declared types win)."""
