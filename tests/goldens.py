@@ -2,7 +2,8 @@
 per event of `<name>.log`, in line order. `pytest --update-goldens` rewrites them.
 
 A line is `line_no<TAB>kind<TAB>rule<TAB>field=value ...`: the non-null columns of the event's table
-in table order, `raw` and `engine` left out (the log and the detected engine say them), strings
+in table order, `raw` and `engine` left out (the log and the detected engine say them), and the
+derived unit columns (`logparse.store.units`, tested there: a printed value moved), strings
 JSON-quoted, floats as `repr`, times ISO-8601. A log whose stamps lack a year or a date takes them
 from the file's modification time (and a zone from the machine): goldens read a copy with a fixed
 mtime, in UTC, so they do not change with the checkout's date or the machine.
@@ -21,6 +22,7 @@ from typing import Any
 import polars as pl
 
 import logparse
+from logparse.grammar import load_grammar
 
 LEFT_OUT = {"line_no", "kind", "rule", "raw", "engine"}
 FIXED_MTIME = datetime.fromisoformat("2026-12-31T23:00:00+00:00").timestamp()
@@ -41,11 +43,13 @@ def value_text(value: Any) -> str:
 
 def event_lines(tables: dict[str, pl.DataFrame]) -> list[str]:
     """The text line of each event of an ingest's tables, in line order."""
+    derived = load_grammar().derived
     lines: list[tuple[int, str]] = []
     for kind, frame in tables.items():
+        left_out = LEFT_OUT | {d.name for d in derived.get(kind, ())}
         for row in frame.iter_rows(named=True):
             fields = " ".join(
-                f"{k}={value_text(v)}" for k, v in row.items() if k not in LEFT_OUT and v is not None
+                f"{k}={value_text(v)}" for k, v in row.items() if k not in left_out and v is not None
             )
             lines.append(
                 (row["line_no"], f"{row['line_no']}\t{kind}\t{row.get('rule') or '-'}\t{fields}".rstrip())

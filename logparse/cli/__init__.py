@@ -53,6 +53,12 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "report": ("logparse.cli.report", "report_command", "Write charts and an offline HTML report."),
     "unknown": ("logparse.cli.unknown", "unknown_command", "Cluster the lines no rule understood."),
     "export": ("logparse.cli.export", "export_group", "Export runs as the engines' Prometheus metrics."),
+    "schema": (
+        "logparse.cli.schema",
+        "schema_command",
+        "The event kinds and columns: types, units, meanings.",
+    ),
+    "explain": ("logparse.cli.explain", "explain_command", "What the summary's and windows' columns mean."),
 }
 
 

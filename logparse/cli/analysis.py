@@ -13,6 +13,11 @@ import click
 from logparse.cli.options import chosen_tz, engine_option, grammar_options
 
 F = TypeVar("F", bound=Callable[..., Any])
+# Kept free of imports: `--help` must not load the analysis to print it.
+EXPLAIN_EPILOG = (
+    "What the columns and marks mean (cv, ctx/req, ~ estimated, ? guessed, +90s, trusted) and the "
+    "stable-window rule: logparse explain [TOPIC], e.g. logparse explain window."
+)
 
 
 def analysis_options(func: F) -> F:
@@ -145,7 +150,9 @@ def segment_option(func: F) -> F:
     )(func)
 
 
-@click.command("summary", short_help="Post-mortem of one log, or of each run of a dataset.")
+@click.command(
+    "summary", short_help="Post-mortem of one log, or of each run of a dataset.", epilog=EXPLAIN_EPILOG
+)
 @click.argument("log", metavar="LOG")
 @engine_option
 @click.option(
@@ -296,7 +303,7 @@ def _fleet_summary(
     click.echo("\n".join(parts))
 
 
-@click.command("windows", short_help="Phases and stable decode windows.")
+@click.command("windows", short_help="Phases and stable decode windows.", epilog=EXPLAIN_EPILOG)
 @click.argument("log", metavar="LOG")
 @engine_option
 @click.option("--json", "as_json", is_flag=True, help="Print the phases (with their windows) as JSON.")

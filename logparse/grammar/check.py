@@ -20,7 +20,15 @@ from typing import Any
 import regex
 
 from logparse.grammar.load import build_grammar, builtin_files
-from logparse.grammar.model import ADDED_COLUMNS, COMMON_FIELDS, AnyRule, ColumnDoc, Grammar, Sample, StatsRule
+from logparse.grammar.model import (
+    ADDED_COLUMNS,
+    COMMON_FIELDS,
+    AnyRule,
+    ColumnDoc,
+    Grammar,
+    Sample,
+    StatsRule,
+)
 
 TIME_BUDGET_S = 0.25
 PATHOLOGICAL_SIZE = 100_000

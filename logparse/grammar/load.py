@@ -330,7 +330,9 @@ class _Loader:
             docs[name] = ColumnDoc(unit=unit, description=text, file=path)
             return
         if unit and old.unit and unit != old.unit:
-            self.problem(path, where, f"unit {unit!r}, but {old.file} gives {old.unit!r}; a column has one unit")
+            self.problem(
+                path, where, f"unit {unit!r}, but {old.file} gives {old.unit!r}; a column has one unit"
+            )
             return
         joined = old.description if text in old.description else f"{old.description} {text}".strip()
         docs[name] = ColumnDoc(unit=old.unit or unit, description=joined, file=old.file)
@@ -780,7 +782,9 @@ class _Loader:
             found = []
             for name, (path, where, sources) in columns.items():
                 if name in fields:
-                    self.problem(path, where, f"{name!r} is a printed field of {kind!r}; a derived column is new")
+                    self.problem(
+                        path, where, f"{name!r} is a printed field of {kind!r}; a derived column is new"
+                    )
                     continue
                 bad = [s for s, _ in sources if fields.get(s) not in ("int", "float")]
                 if bad:

@@ -203,7 +203,7 @@ def ingest_to_folder(
     grammar = load_grammar(patterns)
 
     def sink() -> Sink:
-        writer = TableWriter(folder, layout=layout)
+        writer = TableWriter(folder, layout=layout, grammar=grammar)
         return writer if extra_sink is None else TeeSink(writer, extra_sink)
 
     outcome = stream_log(

@@ -31,6 +31,7 @@ from logparse.ingest.reader import BLOCK_BYTES, Block, ReadStats
 from logparse.ingest.source import Source
 from logparse.ingest.times import Restart, TimeFacts, TimeResolver
 from logparse.store.schema import EXTRA, TIME
+from logparse.store.units import add_derived
 
 PARALLEL_MIN_BYTES = 16 << 20  # below this, a few blocks: a second thread has little to do
 MAX_RESTARTS = 3
@@ -47,7 +48,8 @@ class Sink(Protocol):
 
 
 def table_schema(grammar: Grammar, kind: str) -> pa.Schema:
-    """A kind's table as stored: the parsers' columns with `time` after `ts`."""
+    """A kind's table as the parsers give it, with `time` after `ts` (the derived columns are
+    appended by `add_derived`)."""
     schema = kind_schema(grammar, kind)
     return schema.insert(schema.get_field_index("ts") + 1, pa.field(TIME, TIME_TYPE))
 
@@ -239,7 +241,7 @@ def _run(
             timed = pa.RecordBatch.from_arrays(
                 [*batch.columns[:at], pc.take(times, offsets), *batch.columns[at:]], schema=schema
             )
-            sink.add(kind, timed)
+            sink.add(kind, add_derived(grammar, kind, timed))
             if EXTRA in batch.schema.names:
                 extra.update(_extra_keys(batch))
         sink.end_block()

@@ -21,7 +21,8 @@ def core_columns(grammar: Grammar, kind: str) -> list[tuple[str, str]]:
 
 
 def table_columns(grammar: Grammar, kind: str) -> list[tuple[str, str]]:
-    """(name, type) of a kind's table as stored: `time` after `ts`."""
+    """(name, type) of a kind's table as stored: `time` after `ts`, the derived columns last."""
     columns = core_columns(grammar, kind)
     at = [name for name, _ in columns].index("ts") + 1
-    return [*columns[:at], (TIME, "time"), *columns[at:]]
+    derived = [(d.name, "float") for d in grammar.derived.get(kind, ())]
+    return [*columns[:at], (TIME, "time"), *columns[at:], *derived]

@@ -3,8 +3,8 @@ lazy scans or frames.
 
 Layouts: a log's folder `DIR/<kind>.parquet`; a dataset `DIR/run=<name>/kind=<kind>/part-NNNNN.parquet`
 (a new part every `PART_ROW_GROUPS` row groups: a Parquet writer keeps every row group's metadata
-until its file is closed). Each kind's column meanings are written into the Parquet schema's
-metadata (`logparse.store.schema`).
+until its file is closed). Each column's `description` and `unit` are written into its Parquet
+field metadata (`logparse.store.describe`), which DuckDB, polars and pyarrow read past.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from logparse.grammar import Grammar
+from logparse.store.describe import column_metadata
 from logparse.store.folder import MARKER_FILE
 
 ROW_GROUP_ROWS = 100_000
@@ -95,9 +97,12 @@ class TableWriter:
     """Every kind's table of one log in `folder`; row groups are encoded on a background thread
     (pyarrow releases the GIL while it encodes), so writing overlaps with parsing."""
 
-    def __init__(self, folder: Path, *, layout: str = "flat", background: bool = True) -> None:
+    def __init__(
+        self, folder: Path, *, layout: str = "flat", background: bool = True, grammar: Grammar | None = None
+    ) -> None:
         self.folder = folder
         self.layout = layout
+        self.grammar = grammar  # documents the columns in the Parquet metadata, when given
         self.writers: dict[str, KindWriter] = {}
         self._queue: queue.Queue[tuple[KindWriter, pa.Table] | None] | None = None
         self._thread: threading.Thread | None = None
@@ -135,7 +140,7 @@ class TableWriter:
         writer = self.writers.get(kind)
         if writer is None:
             writer = self.writers[kind] = KindWriter(
-                self.path(kind), batch.schema, rotate=self.layout == "hive"
+                self.path(kind), self._documented(kind, batch.schema), rotate=self.layout == "hive"
             )
         table = writer.add(batch)
         if table is not None:
@@ -143,6 +148,14 @@ class TableWriter:
                 self._queue.put((writer, table))
             else:
                 writer.write(table)
+
+    def _documented(self, kind: str, schema: pa.Schema) -> pa.Schema:
+        """`schema` with each column's description and unit as field metadata."""
+        if self.grammar is None or kind not in self.grammar.kinds:
+            return schema
+        meta = column_metadata(self.grammar, kind)
+        fields = [f.with_metadata({**(f.metadata or {}), **meta.get(f.name, {})}) for f in schema]
+        return pa.schema(fields, metadata=schema.metadata)
 
     def end_block(self) -> None:
         """Nothing to do at a block's end: row groups are written when full."""
