@@ -64,7 +64,7 @@ without work). SGLang Prefill lines count as activity. Lines before the server s
 N, the phase's concurrency, is the plateau of running requests: the largest running count held by
 at least 2 samples (else the largest count), or --concurrency when given. Phases are numbered
 from 1 in time order; `seg` numbers the engine starts when a log holds several.""",
-        aliases=("phases", "N", "n", "concurrency", "seg"),
+        aliases=("phases", "N", "concurrency", "seg"),
     ),
     Topic(
         "start",

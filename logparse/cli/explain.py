@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from logparse.analysis.explain import explain, topic_names
+from logparse.analysis.explain import explain
 
 
 @click.command("explain")

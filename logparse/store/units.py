@@ -66,5 +66,8 @@ def _scaled(batch: pa.RecordBatch, source: str, factor: float) -> pa.Array:
         return pa.nulls(batch.num_rows, pa.float64())
     values = pc.cast(batch.column(source), pa.float64())
     if factor != 1.0:
-        values = pc.round(pc.multiply(values, factor), ndigits=ROUND_DECIMALS)
+        # round(x * 10^d) / 10^d: a division by an exact power of ten lands on the double nearest
+        # the decimal (Arrow's round(ndigits=d) multiplies by 10^-d and can miss it by one ulp)
+        scale = 10.0**ROUND_DECIMALS
+        values = pc.divide(pc.round(pc.multiply(pc.multiply(values, factor), scale)), scale)
     return values
