@@ -96,8 +96,9 @@ def check_docs(grammar: Grammar) -> Iterator[Problem]:
         docs = grammar.column_docs.get(kind, {})
         if not grammar.kind_docs.get(kind):
             doc = next(iter(docs.values()), None)
+            rule = next((r for e in grammar.engines.values() for r in e.rules if r.kind == kind), None)
             yield Problem(
-                file=doc.file if doc and doc.file else fallback,
+                file=doc.file if doc and doc.file else (rule.file if rule else fallback),
                 where=f"kind {kind!r}",
                 error="the kind has no description",
                 help=f'add description = "..." to [kinds.{kind}]',

@@ -322,6 +322,9 @@ def _fast(source: str, anchor: str) -> bool:
 
 
 # -- the file ------------------------------------------------------------------------------------
+DRAFT_UNIT = "as printed"
+
+
 def render_rules(suggestions: Sequence[Suggestion], engine: str, source: str) -> str:
     """A grammar file holding every suggested rule (and a comment for each template without one)."""
     good = [s for s in suggestions if not s.problem]
@@ -334,6 +337,8 @@ def render_rules(suggestions: Sequence[Suggestion], engine: str, source: str) ->
     ]
     for s in good:
         out.append(f"[kinds.{s.kind}]  # new kind; the fields are typed in each rule's `types`")
+        what = for_terminal(_clip(s.cluster.text(), 120))
+        out.append(f"description = {toml_string('lines like: ' + what)}  # draft: say what they are")
     for s in suggestions:
         c = s.cluster
         out.append("")
@@ -349,7 +354,13 @@ def render_rules(suggestions: Sequence[Suggestion], engine: str, source: str) ->
         out.append(f"kind = {toml_string(s.kind)}")
         out.append(f"anchor = {toml_string(s.anchor)}")
         if s.types:
-            out.append("types = { " + ", ".join(f"{k} = {toml_string(v)}" for k, v in s.types.items()) + " }")
+            # drafts of the documentation `patterns check` asks for: say what each value means
+            fields = (
+                f"{k} = {{ type = {toml_string(v)}, unit = {toml_string(DRAFT_UNIT)}, "
+                f"description = {toml_string(f'{k} as printed (draft: say what it means)')} }}"
+                for k, v in s.types.items()
+            )
+            out.append("types = { " + ", ".join(fields) + " }")
         literal = "'''" not in s.regex and not s.regex.endswith("'")
         out.append(f"regex = '''{s.regex}'''" if literal else f"regex = {toml_string(s.regex)}")
         out.append("[[rule.sample]]")

@@ -21,7 +21,7 @@ EXTENSION = """
 engine = "sglang"
 
 [kinds.decode_batch]
-evicted_req = "int"
+evicted_req = { type = "int", unit = "requests", description = "SGLang `#evicted-req` (hypothetical future key)" }
 
 # A future SGLang release: "#evicted-req" after "#queue-req" (hypothetical)
 [[rule]]
@@ -42,7 +42,7 @@ engine = "sglang"
 name = "load_weight_end_future"
 kind = "memory"
 anchor = "Load weight end"
-types = { peak_gb = "float" }
+types = { peak_gb = { type = "float", unit = "GB (as printed)", description = "`peak=x GB` (hypothetical)" } }
 regex = '''(?x)
   Load[ ]weight[ ]end\.[ ]type=(?P<model_type>\w+),[ ]dtype=(?P<dtype>[\w.]+),[ ]
   avail[ ]mem=(?P<avail_gib>[0-9.]+)[ ]GB,[ ]mem[ ]usage=(?P<weights_gib>[0-9.]+)[ ]GB,[ ]
