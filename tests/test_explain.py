@@ -1,5 +1,6 @@
 """`logparse explain`: every column of the windows table has a topic, the numbers the texts quote are
 the code's defaults, and summary/windows --help point to it."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -77,10 +78,21 @@ def test_the_plateau_and_idle_gap_quoted_are_the_code() -> None:
 def test_cv_is_the_population_std_over_the_mean() -> None:
     t = [dt.datetime(2026, 1, 1) + dt.timedelta(seconds=10 * i) for i in range(6)]
     gen = [100.0, 400.0, 500.0, 510.0, 490.0, 500.0]
-    samples = pl.DataFrame({"sample": range(6), "line_no": range(1, 7), "time": t, "phase": [1] * 6,
-                            "running": [10] * 6, "waiting": [0] * 6, "prefill": [True, True] + [False] * 4,
-                            "gen_tps": gen, "context_per_request": [None] * 6,
-                            "interval_s": [None] + [10.0] * 5}, schema_overrides={"context_per_request": pl.Float64})
+    samples = pl.DataFrame(
+        {
+            "sample": range(6),
+            "line_no": range(1, 7),
+            "time": t,
+            "phase": [1] * 6,
+            "running": [10] * 6,
+            "waiting": [0] * 6,
+            "prefill": [True, True] + [False] * 4,
+            "gen_tps": gen,
+            "context_per_request": [None] * 6,
+            "interval_s": [None] + [10.0] * 5,
+        },
+        schema_overrides={"context_per_request": pl.Float64},
+    )
     ph = pl.DataFrame({"phase": [1], "concurrency": [10]})
     w = windows.stable_windows(windows.mark_stable(samples, ph), ph).row(0, named=True)
     stable = pl.Series(gen[2:])

@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import os
 import tomllib
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -525,10 +526,10 @@ class _Loader:
 
     def _rule_types(
         self, path: Path, where: str, types: Any
-    ) -> tuple[dict[str, str], dict[str, Mapping[str, Any]]]:
+    ) -> tuple[dict[str, FieldType], dict[str, Mapping[str, Any]]]:
         """A rule's `types` (`field = "type"` or `field = { type, unit, description }`): the types,
         and the tables of the fields documented there."""
-        out: dict[str, str] = {}
+        out: dict[str, FieldType] = {}
         docs: dict[str, Mapping[str, Any]] = {}
         for fname, spec in dict(types).items():
             typ, table = self._field_spec(path, f"{where}, types {fname!r}", spec)
@@ -538,7 +539,7 @@ class _Loader:
             if table is not None and "from" in table:
                 self.problem(path, where, f"field {fname!r}: a derived column is declared under [kinds.NAME]")
                 continue
-            out[str(fname)] = str(typ)
+            out[str(fname)] = typing.cast(FieldType, typ)
             docs[str(fname)] = table or {}
         return out, docs
 

@@ -1,6 +1,7 @@
 """The documented schema: kinds.toml and the engine files document every kind and column, the loader
 validates the keys, `logparse schema` prints them, the Parquet files carry them, the README appendix
 is their markdown."""
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,7 @@ from logparse.store.describe import REGENERATE, describe, render_markdown
 ROOT = Path(__file__).resolve().parents[2]
 VLLM_LOG = ROOT / "fixtures" / "vllm" / "gpustack-64k.log"
 SGLANG_LOG = ROOT / "fixtures" / "sglang" / "gpustack-64k.log"
-USER_KIND = '''engine = "vllm"
+USER_KIND = """engine = "vllm"
 [kinds.server_facts]
 description = "vLLM's `Supported tasks` start-up line"
 tasks = { type = "str", unit = "text", description = "the task list as printed" }
@@ -31,7 +32,7 @@ regex = \'\'\'Supported[ ]tasks:[ ](?P<tasks>.+)\'\'\'
 [[rule.sample]]
 line = "(APIServer pid=1) INFO 08-03 09:00:08 [api_server.py:676] Supported tasks: ['generate']"
 expect = { tasks = "['generate']" }
-'''
+"""
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]
@@ -86,22 +87,40 @@ def test_unknown_common_column_is_an_error(tmp_path: Path) -> None:
 
 def test_a_column_has_one_unit(tmp_path: Path) -> None:
     with pytest.raises(PatternError, match="a column has one unit"):
-        _with(tmp_path, '[kinds.engine_stats]\ngen_tps = { type = "float", unit = "tokens/min", description = "x" }\n')
+        _with(
+            tmp_path,
+            '[kinds.engine_stats]\ngen_tps = { type = "float", unit = "tokens/min", description = "x" }\n',
+        )
 
 
 def test_derived_column_needs_numeric_sources_and_a_new_name(tmp_path: Path) -> None:
     with pytest.raises(PatternError, match="not int or float fields"):
-        _with(tmp_path, '[kinds.config]\nv = { type = "float", from = { version = 1.0 }, unit = "x", description = "x" }\n')
+        _with(
+            tmp_path,
+            '[kinds.config]\nv = { type = "float", from = { version = 1.0 }, unit = "x", description = "x" }\n',
+        )
     with pytest.raises(PatternError, match="a derived column is new"):
-        _with(tmp_path, '[kinds.engine_stats]\ngen_tps = { type = "float", from = { prompt_tps = 1.0 }, unit = "tokens/s", description = "x" }\n')
+        _with(
+            tmp_path,
+            '[kinds.engine_stats]\ngen_tps = { type = "float", from = { prompt_tps = 1.0 }, unit = "tokens/s", description = "x" }\n',
+        )
     with pytest.raises(PatternError, match="must be a number"):
-        _with(tmp_path, '[kinds.engine_stats]\nq = { type = "float", from = { gen_tps = "x" }, unit = "x", description = "x" }\n')
+        _with(
+            tmp_path,
+            '[kinds.engine_stats]\nq = { type = "float", from = { gen_tps = "x" }, unit = "x", description = "x" }\n',
+        )
 
 
 def test_rule_types_take_the_documented_form(tmp_path: Path) -> None:
-    grammar = _with(tmp_path, USER_KIND.replace(
-        'tasks = { type = "str", unit = "text", description = "the task list as printed" }\n', ""
-    ).replace('regex = ', 'types = { tasks = { type = "str", unit = "text", description = "the tasks" } }\nregex = '))
+    grammar = _with(
+        tmp_path,
+        USER_KIND.replace(
+            'tasks = { type = "str", unit = "text", description = "the task list as printed" }\n', ""
+        ).replace(
+            "regex = ",
+            'types = { tasks = { type = "str", unit = "text", description = "the tasks" } }\nregex = ',
+        ),
+    )
     assert grammar.column_docs["server_facts"]["tasks"].description == "the tasks"
     assert [str(p) for p in check_docs(grammar)] == []
 
@@ -122,7 +141,9 @@ def test_schema_json_lists_kinds_columns_units(builtin) -> None:  # type: ignore
     columns = {c["name"]: c for c in doc["kinds"][0]["columns"]}
     assert list(columns)[: len(builtin.schema("engine_stats"))] == list(builtin.schema("engine_stats"))
     assert columns["gpu_kv_pct"]["unit"] == "percent 0-100" and columns["gpu_kv_pct"]["origin"] == "printed"
-    assert columns["kv_usage_frac"]["origin"] == "derived" and columns["kv_usage_frac"]["unit"] == "fraction 0-1"
+    assert (
+        columns["kv_usage_frac"]["origin"] == "derived" and columns["kv_usage_frac"]["unit"] == "fraction 0-1"
+    )
     assert [c["name"] for c in doc["common"]][:3] == ["line_no", "ts", "time"]
     assert doc["kinds"][0]["has_extra"] is True
 
@@ -142,7 +163,10 @@ def test_schema_shows_a_user_grammars_kinds(tmp_path: Path) -> None:
     path.write_text(USER_KIND, encoding="utf-8")
     got = run("schema", "server_facts", "--patterns", str(path), "--format", "markdown")
     assert got.exit_code == 0, got.output
-    assert "### server_facts" in got.stdout and "| `tasks` | str | text | the task list as printed |" in got.stdout
+    assert (
+        "### server_facts" in got.stdout
+        and "| `tasks` | str | text | the task list as printed |" in got.stdout
+    )
 
 
 @pytest.mark.parametrize("log", [VLLM_LOG, SGLANG_LOG], ids=["vllm", "sglang"])

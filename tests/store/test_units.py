@@ -1,5 +1,6 @@
 """Derived unit columns: one idea in one unit on every engine (`kv_usage_frac` on vLLM and SGLang),
 the printed column kept, the same from the core and from the reference parser, in JSONL too."""
+
 from __future__ import annotations
 
 import json
@@ -52,7 +53,9 @@ def test_derived_value_is_the_printed_one_moved_without_float_noise() -> None:
     frame = logparse.ingest(VLLM_LOG)["engine_stats"]
     pairs = list(zip(frame["gpu_kv_pct"].to_list(), frame["kv_usage_frac"].to_list()))
     assert pairs and all(frac == round(pct / 100, 10) for pct, frac in pairs)
-    assert all(len(repr(frac)) <= len(repr(pct)) + 2 for pct, frac in pairs)  # 37.2 -> 0.372, not 0.37200000000000005
+    assert all(
+        len(repr(frac)) <= len(repr(pct)) + 2 for pct, frac in pairs
+    )  # 37.2 -> 0.372, not 0.37200000000000005
 
 
 def test_the_first_source_set_gives_the_value() -> None:
