@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import os
 import tomllib
-import typing
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -533,13 +532,13 @@ class _Loader:
         docs: dict[str, Mapping[str, Any]] = {}
         for fname, spec in dict(types).items():
             typ, table = self._field_spec(path, f"{where}, types {fname!r}", spec)
-            if typ not in FIELD_TYPES:
+            if not is_field_type(typ):
                 self.problem(path, where, f"field {fname!r} has unknown type {typ!r}")
                 continue
             if table is not None and "from" in table:
                 self.problem(path, where, f"field {fname!r}: a derived column is declared under [kinds.NAME]")
                 continue
-            out[str(fname)] = typing.cast(FieldType, typ)
+            out[str(fname)] = typ
             docs[str(fname)] = table or {}
         return out, docs
 
