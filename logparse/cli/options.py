@@ -56,6 +56,19 @@ def chosen_tz() -> str | None:
     return None if ctx is None else ctx.meta.get("logparse.tz")
 
 
+def patterns_option(func: F) -> F:
+    """`--patterns FILE.toml` (repeatable): the user's own grammar files."""
+    return click.option(
+        "--patterns",
+        "patterns",
+        multiple=True,
+        is_eager=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Extra grammar file with your own rules, on top of the built-in ones (repeatable; also "
+        "$LOGPARSE_PATTERNS). [default: none]",
+    )(func)
+
+
 def grammar_options(func: F) -> F:
     """`--patterns FILE.toml` (repeatable), `--year`, `--tz`: how a log's lines and times are read."""
     func = click.option(
@@ -67,15 +80,7 @@ def grammar_options(func: F) -> F:
         help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: this machine's zone; "
         "stamps with a zone, such as docker's, are exact]",
     )(func)
-    func = click.option(
-        "--patterns",
-        "patterns",
-        multiple=True,
-        is_eager=True,
-        type=click.Path(exists=True, dir_okay=False, path_type=Path),
-        help="Extra grammar file with your own rules, on top of the built-in ones (repeatable; also "
-        "$LOGPARSE_PATTERNS). [default: none]",
-    )(func)
+    func = patterns_option(func)
     return click.option(
         "--year",
         type=click.IntRange(1970, 2200),
