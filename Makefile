@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast check venv core browser prometheus reports bench clean
+.PHONY: demo test test-fast check venv core browser prometheus lnav reports bench clean
 
 CORE_SOURCES := core/Cargo.toml core/Cargo.lock $(wildcard core/src/*.rs)
 CORE_STAMP := $(VENV)/.core-built
@@ -43,7 +43,7 @@ test-fast: $(CORE_STAMP)
 
 ## test: every check, the Rust crate's tests and the whole suite (installs Debian chromium for the
 ## report's browser test and Debian prometheus and lnav for the export tests)
-test: check browser prometheus
+test: check browser prometheus lnav
 	cd core && cargo test --quiet --release
 	$(PY) -m pytest -q
 
@@ -64,6 +64,15 @@ prometheus:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null) \
 	      || echo "prometheus could not be installed: the export tests that need it will be skipped"; \
 	  else echo "prometheus missing and not root: the export tests that need it will be skipped"; fi; }
+
+# `logparse export lnav` is checked by lnav itself (its format check, its SQL); install it when missing and possible.
+lnav:
+	@command -v lnav >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing lnav for the export tests..."; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lnav >/dev/null) \
+	      || echo "lnav could not be installed: the export tests that need it will be skipped"; \
+	  else echo "lnav missing and not root: the export tests that need it will be skipped"; fi; }
 
 ## reports: regenerate reports/ from the GPUStack-mirror fixtures
 reports: $(CORE_STAMP)

@@ -52,7 +52,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "reconcile": ("logparse.cli.bench", "reconcile_command", "Check a client result against a log."),
     "report": ("logparse.cli.report", "report_command", "Write charts and an offline HTML report."),
     "unknown": ("logparse.cli.unknown", "unknown_command", "Cluster the lines no rule understood."),
-    "export": ("logparse.cli.export", "export_group", "Export runs as the engines' Prometheus metrics."),
+    "export": (
+        "logparse.cli.export",
+        "export_group",
+        "Export runs as the engines' Prometheus metrics, grammars as lnav formats.",
+    ),
     "schema": (
         "logparse.cli.schema",
         "schema_command",

@@ -1,4 +1,5 @@
-"""`logparse export`: a run's log as the engine's own Prometheus metrics (OpenMetrics text, a TSDB)."""
+"""`logparse export`: a run's log as the engine's own Prometheus metrics (OpenMetrics text, a TSDB),
+and logparse's grammars as lnav log formats."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.options import engine_option, patterns_option, year_option
+from logparse.cli.options import EngineType, engine_option, patterns_option, year_option
 from logparse.errors import InputError
+from logparse.export.lnav import build_formats, prepare_folder, write_formats
 from logparse.export.openmetrics import render
 from logparse.export.promtool import create_blocks, find_promtool
 from logparse.export.series import RunSeries, Series, run_series
+from logparse.grammar import load_grammar
 from logparse.store import check_writable, output_file
 
 RETENTION_HINT = "100y"  # what the printed `prometheus` command passes, so old runs are kept
@@ -26,9 +29,10 @@ _MODEL = click.option(
 )
 
 
-@click.group("export", short_help="Export a run to the tools users run (Prometheus).")
+@click.group("export", short_help="Export runs and grammars to the tools users run (Prometheus, lnav).")
 def export_group() -> None:
-    """Export runs to the tools people already use to watch live servers.
+    """Export runs to the tools people already use to watch live servers, and logparse's grammars
+    to the log viewer they browse logs in (`export lnav`).
 
     \b
     The engine-stats, prefill/decode, spec-decode and KV events of each LOG become the engine's own
@@ -136,6 +140,68 @@ def prometheus_command(
         f"--storage.tsdb.retention.time={RETENTION_HINT}",
         err=True,
     )
+
+
+@export_group.command("lnav")
+@click.option(
+    "-o",
+    "--output",
+    "folder",
+    required=True,
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Folder to write the format files to (created if missing; other files in it are kept), e.g. "
+    "~/.lnav/formats/installed.",
+)
+@click.option(
+    "--engine",
+    "-e",
+    "engines",
+    type=EngineType(),
+    multiple=True,
+    metavar="vllm|sglang",
+    help="Only this engine's format (repeatable). [default: every engine]",
+)
+@patterns_option
+def lnav_command(folder: Path, engines: tuple[str, ...], patterns: tuple[Path, ...]) -> None:
+    """Write logparse's grammars as lnav log formats: DIR/logparse_<engine>.json.
+
+    \b
+    Each format (lnav's format-v1 schema) has:
+      regex         one per envelope shape of the grammar's sample lines: the engine's stamp as
+                    lnav's time, level, outer_ts, rank, pid, task, and the message as body
+      search-table  one per message and stats rule, <engine>_<rule>, whose columns are the rule's
+                    fields: ;SELECT log_time, gen_tps FROM vllm_engine_stats_v1
+      sample        the grammar's sample lines, which lnav checks when it loads the format
+    With --patterns, your own rules are exported too.
+
+    \b
+    Install:  logparse export lnav -o ~/.lnav/formats/installed
+         or:  logparse export lnav -o DIR && lnav -i DIR/logparse_vllm.json
+    Check:    lnav -C   (reports a bad regex, stamp or sample)
+
+    \b
+    Left out (lnav cannot hold it): lines without a stamp, JSON records and text before a record
+    start no lnav message (lnav shows them with the message before); constants, templates, derived
+    fields and the `extra` pairs have no column; fallback rules (any other WARNING) have no table;
+    `floats` lists and `bool` values are text columns, and so are numbers a rule may print with
+    thousands separators; a field a rule captures in several places has a column per place (x,
+    x__2, ...). lnav reads a year-less stamp (vLLM's MM-DD) with a year of its own choosing.
+    Lines a format does not take stay in lnav's view as part of the message before them.
+    """
+    prepare_folder(folder)
+    grammar = load_grammar(patterns)
+    chosen = sorted({e for e in engines if e != "auto"}) or None
+    formats = build_formats(grammar, chosen)
+    for fmt, path in zip(formats, write_formats(formats, folder)):
+        body = fmt.body
+        click.echo(
+            f"wrote {path}: {len(body['regex'])} envelope regexes, {len(body['search-table'])} search "
+            f"tables, {len(body['sample'])} samples",
+            err=True,
+        )
+        for note in fmt.notes:
+            click.echo(f"{fmt.name}: {note}", err=True)
 
 
 def _export(
