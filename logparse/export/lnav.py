@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +41,7 @@ from logparse.export.lnav_time import lnav_format
 from logparse.grammar import Grammar
 from logparse.ingest.detect import GENERIC_KINDS
 from logparse.parse import LineParser
-from logparse.store.folder import writing
+from logparse.store.folder import write_file, writing
 
 SCHEMA = "https://lnav.org/schemas/format-v1.schema.json"
 PREFIX = "logparse_"
@@ -253,20 +252,6 @@ def write_formats(formats: Iterable[LnavFormat], folder: Path) -> list[Path]:
     prepare_folder(folder)
     for fmt in formats:
         target = folder / fmt.file_name
-        with writing(target):
-            _replace(target, fmt.text())
+        write_file(target, fmt.text())
         written.append(target)
     return written
-
-
-def _replace(target: Path, text: str) -> None:
-    """Write `text` to `target` through a temporary file beside it: readers never see half a file."""
-    fd, scratch = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(scratch, 0o644)
-        os.replace(scratch, target)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise

@@ -307,42 +307,31 @@ def run_job(job: Job, *, workers: int = 1, cancel: threading.Event | None = None
     """Parse one log into its run folder; a log that cannot be read gives its error."""
     import tempfile
 
+    def into(folder: Path) -> IngestResult:
+        return ingest_to_folder(
+            job.log,
+            folder,
+            engine=job.engine,
+            year=job.year,
+            tz=job.tz,
+            patterns=job.patterns,
+            reference=job.reference,
+            workers=workers,
+            layout="hive",
+            cancel=cancel,
+        )
+
     try:
         if job.folder is None:
             tmp = Path(tempfile.mkdtemp(prefix="logparse-"))
             try:
-                result = ingest_to_folder(
-                    job.log,
-                    tmp,
-                    engine=job.engine,
-                    year=job.year,
-                    tz=job.tz,
-                    patterns=job.patterns,
-                    reference=job.reference,
-                    workers=workers,
-                    layout="hive",
-                    cancel=cancel,
-                )
+                result = into(tmp)
                 result.tables = {k: v.collect() for k, v in result.tables.items()}
             finally:
                 remove_tree(tmp)
             return JobResult(job, result)
         job.folder.mkdir(parents=True, exist_ok=True)
-        return JobResult(
-            job,
-            ingest_to_folder(
-                job.log,
-                job.folder,
-                engine=job.engine,
-                year=job.year,
-                tz=job.tz,
-                patterns=job.patterns,
-                reference=job.reference,
-                workers=workers,
-                layout="hive",
-                cancel=cancel,
-            ),
-        )
+        return JobResult(job, into(job.folder))
     except LogparseError as exc:
         if job.folder is not None:
             remove_tree(job.folder)
