@@ -387,7 +387,6 @@ def ingest_headlines(
     year: int | None = None,
     tz: str | None = None,
     patterns: Sequence[str | Path] = (),
-    reference: bool = False,
     jobs: int | None = None,
     jsonl: TextIO | None = None,
     on_headline: Callable[[dict[str, Any]], None] | None = None,
@@ -438,7 +437,6 @@ def ingest_headlines(
                                 year=year,
                                 tz=tz,
                                 patterns=patterns,
-                                reference=reference,
                                 workers=jobs,
                                 layout="hive" if several else "flat",
                                 extra_sink=None if jsonl is None else JsonlSink(jsonl),
@@ -460,7 +458,6 @@ def ingest_headlines(
                     year=year,
                     tz=tz,
                     patterns=tuple(str(p) for p in patterns),
-                    reference=reference,
                 )
                 for f, n in zip(files, names)
             ]

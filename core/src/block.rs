@@ -1,96 +1,120 @@
 //! A block of lines into tables: split, decode, parse, fill columns (no Python involved).
 
 use arrow_array::RecordBatch;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
-use crate::columns::{Common, Layout, StampColumns, Table};
-use crate::line::{LineParser, Outcome, PARTIAL_RULE};
+use crate::columns::{Common, Table};
+use crate::compiled::Compiled;
+use crate::error::Result;
+use crate::line::{LineParser, PARTIAL_RULE};
+use crate::read::{block_raws, decode, Block};
+use crate::stamps::StampParts;
 use crate::values::Value;
 
-/// What a block gave.
-pub struct BlockOutput {
-    pub tables: BTreeMap<String, RecordBatch>,
-    pub stamps: RecordBatch,
-    /// lines a rule only the reference parser runs could take: (line number, text)
-    pub reference: Vec<(i64, String)>,
-    pub counts: BTreeMap<String, usize>,
+/// One kind's rows of a block: the batch (printed columns, no `time` yet) and, per row, its line's
+/// place in the block.
+pub struct KindRows {
+    /// The kind's index in [`Compiled::kinds`].
+    pub kind: usize,
+    /// The rows, in line order.
+    pub batch: RecordBatch,
+    /// Per row, `line_no - first_line`.
+    pub offsets: Vec<u32>,
+}
+
+/// What one block gave.
+pub struct ParsedBlock {
+    /// The number of the block's first line.
+    pub first_line: i64,
+    /// The block's lines.
     pub lines: usize,
-    pub invalid_utf8_lines: usize,
-    pub nul_lines: usize,
-    pub longest_line: usize,
+    /// One entry per kind with rows, in kind order.
+    pub tables: Vec<KindRows>,
+    /// Every line's most complete stamp, in line order.
+    pub stamps: Vec<Option<StampParts>>,
+    /// Lines per rule (index into the rules; `None`: unparsed, `Some(usize::MAX)`: CRI partial).
+    pub rule_lines: FxHashMap<Option<usize>, u64>,
+    /// Lines per (stats rule, key no vocabulary knew).
+    pub extra_keys: FxHashMap<(usize, String), u64>,
+    /// The ranks seen.
+    pub ranks: FxHashSet<String>,
+    /// Lines that were not UTF-8.
+    pub invalid_utf8_lines: u64,
+    /// Lines holding NUL.
+    pub nul_lines: u64,
+    /// Bytes of the longest line.
+    pub longest_line: u64,
 }
 
-/// The grammar-independent part of a block: the engine's name and the kinds' layouts.
-pub struct Shape {
-    pub engine: String,
-    pub layouts: BTreeMap<String, Layout>,
-}
+/// The rule index that stands for a CRI partial line in [`ParsedBlock::rule_lines`].
+pub const PARTIAL: usize = usize::MAX;
 
-/// The lines of `data` (`n_lines` of them, as the reader counted), parsed from line `first_line`.
-pub fn parse_block(parser: &mut LineParser, shape: &Shape, data: &[u8], n_lines: usize, first_line: i64)
-    -> Result<BlockOutput, String> {
+/// Parse the lines of `block` with `parser` (a parser of `grammar`).
+pub fn parse_block(grammar: &Compiled, parser: &mut LineParser, block: &Block) -> Result<ParsedBlock> {
     parser.reset();
-    let mut tables: BTreeMap<String, Table> = BTreeMap::new();
-    let mut stamps = StampColumns::default();
-    let mut out_reference = Vec::new();
-    let (mut invalid, mut nul, mut longest) = (0usize, 0usize, 0usize);
-    for (i, raw) in data.split(|b| *b == b'\n').take(n_lines).enumerate() {
-        let line_no = first_line + i as i64;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        longest = longest.max(raw.len());
-        let text: Cow<'_, str> = match std::str::from_utf8(raw) {
-            Ok(t) => Cow::Borrowed(t),
-            Err(_) => {
-                invalid += 1;
-                String::from_utf8_lossy(raw)
-            }
-        };
+    let mut tables: Vec<Option<(Table, Vec<u32>)>> = (0..grammar.kinds.len()).map(|_| None).collect();
+    let mut stamps = Vec::with_capacity(block.lines);
+    let mut rule_lines: FxHashMap<Option<usize>, u64> = FxHashMap::default();
+    let mut extra_keys: FxHashMap<(usize, String), u64> = FxHashMap::default();
+    let mut ranks: FxHashSet<String> = FxHashSet::default();
+    let mut last_rank: Option<String> = None;
+    let (mut invalid, mut nul, mut longest) = (0u64, 0u64, 0u64);
+    for (i, raw) in block_raws(block).enumerate() {
+        let line_no = block.first_line + i as i64;
+        longest = longest.max((raw.len() - usize::from(raw.ends_with(b"\r"))) as u64);
+        let (text, bad): (Cow<'_, str>, bool) = decode(raw);
+        invalid += u64::from(bad);
         if memchr::memchr(0, raw).is_some() {
             nul += 1;
         }
-        let event = match parser.parse(&text) {
-            Outcome::Event(e) => e,
-            Outcome::Reference => {
-                out_reference.push((line_no, text.into_owned()));
-                stamps.push(None);
-                continue;
+        let event = parser.parse(&text);
+        stamps.push(event.reading.stamp);
+        if let Some(rank) = &event.reading.rank {
+            if last_rank.as_ref() != Some(rank) {
+                ranks.insert(rank.clone());
+                last_rank = Some(rank.clone());
             }
+        }
+        let (kind, rule_name, rule_key) = match event.rule {
+            Some(index) => (grammar.rule_kind[index], Some(grammar.rule_names[index].as_str()), Some(index)),
+            None if event.partial => (grammar.unparsed, Some(PARTIAL_RULE), Some(PARTIAL)),
+            None => (grammar.unparsed, None, None),
         };
-        stamps.push(event.reading.stamp.as_ref());
-        let (kind, rule_name) = match event.rule {
-            Some(index) => {
-                let head = parser.rules[index].head();
-                (head.kind.as_str(), Some(head.name.as_str()))
-            }
-            None => ("unparsed", if event.partial { Some(PARTIAL_RULE) } else { None }),
-        };
-        let table = match tables.get_mut(kind) {
-            Some(t) => t,
-            None => {
-                let layout = shape.layouts.get(kind).ok_or_else(|| format!("no layout for kind {kind}"))?;
-                tables.entry(kind.to_string()).or_insert_with(|| Table::new(layout.clone()))
-            }
-        };
-        let common = Common { line_no, engine: &shape.engine, reading: &event.reading,
+        *rule_lines.entry(rule_key).or_insert(0) += 1;
+        let (table, offsets) =
+            tables[kind].get_or_insert_with(|| (Table::new(grammar.layouts[kind].clone()), Vec::new()));
+        offsets.push(i as u32);
+        let common = Common { line_no, engine: &grammar.engine, reading: &event.reading,
                               prefix: event.prefix.as_deref(), rule: rule_name };
-        if event.rule.is_none() {
-            let raw_col = shape.layouts.get(kind).and_then(|l| l.index.get("raw").copied());
-            let fields: Vec<(usize, Value)> = raw_col.map(|c| vec![(c, Value::Str(text.into_owned()))]).unwrap_or_default();
-            table.push(&common, &fields);
-        } else {
-            table.push(&common, &event.fields.0);
+        match event.rule {
+            None => {
+                let fields: Vec<(usize, Value)> = grammar.raw_column
+                    .map(|c| vec![(c, Value::Str(text.into_owned()))])
+                    .unwrap_or_default();
+                table.push(&common, &fields);
+            }
+            Some(index) => {
+                if let Some(col) = grammar.extra_column[kind] {
+                    if let Some(Value::Pairs(pairs)) = event.fields.get(col) {
+                        let keys: FxHashSet<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+                        for key in keys {
+                            *extra_keys.entry((index, key.to_string())).or_insert(0) += 1;
+                        }
+                    }
+                }
+                table.push(&common, &event.fields.0);
+            }
         }
     }
-    let mut counts = BTreeMap::new();
-    let mut batches = BTreeMap::new();
-    for (kind, mut table) in tables {
-        counts.insert(kind.clone(), table.rows());
-        batches.insert(kind, table.finish()?);
+    let mut out = Vec::new();
+    for (kind, slot) in tables.into_iter().enumerate() {
+        if let Some((mut table, offsets)) = slot {
+            out.push(KindRows { kind, batch: table.finish()?, offsets });
+        }
     }
-    let lines = n_lines.min(data.split(|b| *b == b'\n').count());
-    Ok(BlockOutput {
-        tables: batches, stamps: stamps.finish()?, reference: out_reference, counts, lines,
+    Ok(ParsedBlock {
+        first_line: block.first_line, lines: stamps.len(), tables: out, stamps, rule_lines, extra_keys, ranks,
         invalid_utf8_lines: invalid, nul_lines: nul, longest_line: longest,
     })
 }

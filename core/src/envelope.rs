@@ -12,10 +12,14 @@ use crate::text::{clean_tail, is_word, py_strip, strip_ansi, BLANKS};
 
 pub const MAX_TOKENS: usize = 32;
 pub const MAX_RECORDS: usize = 4;
+/// The source of a note read from a JSON record.
+pub const RECORD: usize = usize::MAX;
 
 /// What one token or record told about the line.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Note {
+    /// The token that told it (its index in the grammar's tokens), or [`RECORD`] for a JSON record.
+    pub source: usize,
     pub ts: Option<String>,
     pub level: Option<String>,
     pub rank: Option<String>,
@@ -49,6 +53,7 @@ impl Frame<'_> {
 
 /// One token: its regex and the groups that give what it tells.
 struct Token {
+    name: String,
     regex: Compiled,
     ts: Vec<usize>,
     level: Vec<usize>,
@@ -88,6 +93,7 @@ impl Peeler {
             first.union(&first_bytes(&t.pattern));
             bodies.push(t.pattern.strip_prefix(r"\A").unwrap_or(&t.pattern).to_string());
             tokens.push(Token {
+                name: t.name.clone(),
                 ts: groups("ts"), level: groups("level"), rank: groups("rank"), pid: groups("pid"),
                 task: groups("task"), partial: t.partial.as_ref().and_then(|p| groups(p).last().copied()),
                 regex,
@@ -104,6 +110,11 @@ impl Peeler {
             any: alternation(&bodies)?, before, tokens, first, predicted: Default::default(),
             levels: spec.levels.clone(), container: spec.container.clone(),
         })
+    }
+
+    /// The name of a note's source: its token's, or `record`.
+    pub fn source_name(&self, source: usize) -> &str {
+        self.tokens.get(source).map(|t| t.name.as_str()).unwrap_or("record")
     }
 
     /// A printed level in upper case, mapped by the grammar's `[levels]`.
@@ -156,6 +167,7 @@ impl Peeler {
             return None;
         }
         let note = Note {
+            source: k,
             ts: spans.last(text, &token.ts).filter(|t| !t.is_empty()).map(str::to_string),
             level: self.normal_level(spans.last(text, &token.level)),
             rank: spans.last(text, &token.rank).map(str::to_string),
@@ -168,6 +180,7 @@ impl Peeler {
 
     fn record_note(&self, record: &Record) -> Note {
         Note {
+            source: RECORD,
             ts: record.ts.clone(),
             level: self.normal_level(record.level.as_deref()),
             rank: record.rank.clone(),

@@ -36,14 +36,6 @@ pub struct Event {
     pub fields: Fields,
 }
 
-/// Outcome of the core on one line: an event, or "the reference parser must read this line".
-// Returned by value once per line: boxing the event would allocate on every line.
-#[allow(clippy::large_enum_variant)]
-pub enum Outcome {
-    Event(Event),
-    Reference,
-}
-
 pub struct LineParser {
     pub rules: Vec<Rule>,
     regular: Vec<usize>,
@@ -126,29 +118,56 @@ impl LineParser {
         self.untyped.contains(reading.level.as_deref().unwrap_or(""))
     }
 
+    /// The envelope of a line, peeled (colour codes off, cut at the match limit).
+    pub fn frame<'a>(&self, line: &'a str) -> Frame<'a> {
+        self.peeler.peel(strip_ansi(cut_chars(line, self.match_limit)), None)
+    }
+
+    /// The peeler (for the names of the notes' sources).
+    pub fn peeler(&self) -> &Peeler {
+        &self.peeler
+    }
+
+    /// The parts of a printed stamp, by the grammar's stamp shapes.
+    pub fn read_stamp(&self, text: &str) -> Option<StampParts> {
+        self.stamps.read(text)
+    }
+
+    /// Every rule (regular and fallback, in grammar order) that reads `body` whole at `level`.
+    pub fn rules_reading(&self, body: &str, level: Option<&str>) -> Vec<usize> {
+        let present = self.needles.scan(body);
+        self.regular.iter().chain(&self.fallback).copied().filter(|&i| {
+            let rule = &self.rules[i];
+            rule.allows_text(&present) && rule.head().allows_level(level) && match rule {
+                Rule::Regex(r) => r.match_body(body).is_some(),
+                Rule::Stats(r) => r.match_body(body).is_some(),
+            }
+        }).collect()
+    }
+
     /// The event of one line (CRI partial lines join their successor).
-    pub fn parse(&mut self, line: &str) -> Outcome {
+    pub fn parse(&mut self, line: &str) -> Event {
         let cut = cut_chars(line, self.match_limit);
         let frame = self.peeler.peel(strip_ansi(cut), self.pending.take());
         if frame.partial {
             self.pending = frame.pending.clone();
             let reading = self.reading(&frame.notes);
-            return Outcome::Event(Event { rule: None, partial: true, reading, prefix: None, fields: Fields::default() });
+            return Event { rule: None, partial: true, reading, prefix: None, fields: Fields::default() };
         }
         self.match_frame(&frame)
     }
 
-    fn match_frame(&mut self, frame: &Frame<'_>) -> Outcome {
+    fn match_frame(&mut self, frame: &Frame<'_>) -> Event {
         let reading = self.reading(&frame.notes);
-        let unparsed = |reading: Reading| Outcome::Event(Event {
+        let unparsed = |reading: Reading| Event {
             rule: None, partial: false, reading, prefix: None, fields: Fields::default(),
-        });
+        };
         if self.untyped_level(&reading) {
             return unparsed(reading);
         }
         let body = frame.body();
         if let Some(event) = self.predicted(body, &reading) {
-            return Outcome::Event(event);
+            return event;
         }
         let present = self.needles.scan(body);
         for i in 0..self.regular.len() {
@@ -160,17 +179,14 @@ impl LineParser {
             let fields = match rule {
                 Rule::Regex(r) => r.match_body(body),
                 Rule::Stats(r) => r.match_body(body),
-                Rule::Reference { .. } => return Outcome::Reference,
             };
             if let Some(fields) = fields {
                 self.last_rule = Some(i);
-                return Outcome::Event(Event { rule: Some(index), partial: false, reading, prefix: None, fields });
+                return Event { rule: Some(index), partial: false, reading, prefix: None, fields };
             }
         }
-        match self.search(frame) {
-            Some(Ok(event)) => return Outcome::Event(event),
-            Some(Err(())) => return Outcome::Reference,
-            None => {}
+        if let Some(event) = self.search(frame) {
+            return event;
         }
         for i in 0..self.fallback.len() {
             let index = self.fallback[i];
@@ -181,10 +197,9 @@ impl LineParser {
             let fields = match rule {
                 Rule::Regex(r) => r.match_body(body),
                 Rule::Stats(r) => r.match_body(body),
-                Rule::Reference { .. } => return Outcome::Reference,
             };
             if let Some(fields) = fields {
-                return Outcome::Event(Event { rule: Some(index), partial: false, reading, prefix: None, fields });
+                return Event { rule: Some(index), partial: false, reading, prefix: None, fields };
             }
         }
         unparsed(reading)
@@ -225,13 +240,12 @@ impl LineParser {
         let fields = match rule {
             Rule::Regex(r) => r.match_body(body),
             Rule::Stats(r) => r.match_body(body),
-            Rule::Reference { .. } => None,
         }?;
         Some(Event { rule: Some(index), partial: false, reading: reading.clone(), prefix: None, fields })
     }
 
-    /// A regular rule's message found anywhere in the line (Err: a reference-only rule could).
-    fn search(&mut self, frame: &Frame<'_>) -> Option<Result<Event, ()>> {
+    /// A regular rule's message found anywhere in the line.
+    fn search(&mut self, frame: &Frame<'_>) -> Option<Event> {
         let text = frame.search_text();
         let present = self.needles.scan(text);
         for i in 0..self.regular.len() {
@@ -243,7 +257,6 @@ impl LineParser {
             let found = match rule {
                 Rule::Regex(r) => r.search(text),
                 Rule::Stats(r) => r.search(text),
-                Rule::Reference { .. } => return Some(Err(())),
             };
             let Some((start, fields)) = found else { continue };
             let (notes, prefix) = self.peeler.scan(&text[..start]);
@@ -254,7 +267,7 @@ impl LineParser {
                 return None;
             }
             if self.rules[index].head().allows_level(reading.level.as_deref()) {
-                return Some(Ok(Event { rule: Some(index), partial: false, reading, prefix, fields }));
+                return Some(Event { rule: Some(index), partial: false, reading, prefix, fields });
             }
         }
         None

@@ -152,8 +152,6 @@ pub struct StatsRule {
 pub enum Rule {
     Regex(RegexRule),
     Stats(StatsRule),
-    /// a rule only the reference parser runs: a line it could take is left to it
-    Reference { head: Head, anchors: Vec<usize>, first: Vec<usize>, exclusion: Option<Vec<String>> },
 }
 
 fn finders_of(items: &[String]) -> Vec<memchr::memmem::Finder<'static>> {
@@ -281,16 +279,6 @@ impl Rule {
                     extra_col: layout.index.get("extra").copied(),
                 })
             }
-            spec::Rule::Reference { name, kind, fallback, anchors, first } => Rule::Reference {
-                head: Head { name: name.clone(), kind: kind.clone(), fallback: *fallback, levels: None },
-                anchors: ids(needles, anchors, ""),
-                first: ids(needles, first, KEY_SEPARATOR),
-                exclusion: if !first.is_empty() {
-                    Some(first.iter().map(|k| format!("{k}{KEY_SEPARATOR}")).collect())
-                } else {
-                    anchors.first().map(|a| vec![a.clone()])
-                },
-            },
         })
     }
 
@@ -298,7 +286,6 @@ impl Rule {
         match self {
             Rule::Regex(r) => &r.head,
             Rule::Stats(r) => &r.head,
-            Rule::Reference { head, .. } => head,
         }
     }
 
@@ -308,7 +295,6 @@ impl Rule {
         match self {
             Rule::Regex(r) => r.anchor_texts.iter().find(|a| !a.is_empty()).map(|a| vec![a.clone()]),
             Rule::Stats(r) => Some(r.first_texts.clone()),
-            Rule::Reference { exclusion, .. } => exclusion.clone(),
         }
     }
 
@@ -318,7 +304,6 @@ impl Rule {
         match self {
             Rule::Regex(r) => r.anchor_finders.iter().all(has) && !r.unless_finders.iter().any(has),
             Rule::Stats(r) => r.first_finders.iter().any(has),
-            Rule::Reference { .. } => false,
         }
     }
 
@@ -327,9 +312,6 @@ impl Rule {
         match self {
             Rule::Regex(r) => r.anchors.iter().all(|i| present.has(*i)) && !r.unless.iter().any(|i| present.has(*i)),
             Rule::Stats(r) => r.first.iter().any(|i| present.has(*i)),
-            Rule::Reference { anchors, first, .. } => {
-                if first.is_empty() { anchors.iter().all(|i| present.has(*i)) } else { first.iter().any(|i| present.has(*i)) }
-            }
         }
     }
 }

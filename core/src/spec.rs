@@ -78,15 +78,6 @@ pub enum Rule {
         constants: BTreeMap<String, serde_json::Value>,
         types: BTreeMap<String, String>,
     },
-    /// A rule the core cannot run: lines it could take go to the reference parser.
-    #[serde(rename = "reference")]
-    Reference {
-        name: String,
-        kind: String,
-        fallback: bool,
-        anchors: Vec<String>,
-        first: Vec<String>,
-    },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -104,6 +95,12 @@ pub struct Spec {
     pub rules: Vec<Rule>,
     /// kind -> [(column, type)], as `logparse.store.schema.core_columns` gives them
     pub kinds: BTreeMap<String, Vec<(String, String)>>,
+    /// kind -> derived columns: (column, [(source column, factor)]), the first source set wins
+    #[serde(default)]
+    pub derived: BTreeMap<String, Vec<(String, Vec<(String, f64)>)>>,
+    /// kind -> column -> Parquet field metadata (`description`, `unit`, ...)
+    #[serde(default)]
+    pub metadata: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,
 }
 
 impl Spec {

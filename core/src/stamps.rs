@@ -5,9 +5,15 @@ use std::collections::BTreeMap;
 
 use crate::spec;
 
+/// An epoch number: an exact instant.
+pub const EPOCH_ONLY: u8 = 5;
+/// A date with a year and a zone.
 pub const WITH_ZONE: u8 = 4;
+/// A date with a year, no zone.
 pub const WITH_YEAR: u8 = 3;
+/// A month and day, no year.
 pub const MONTH_DAY: u8 = 2;
+/// A time of day only.
 pub const TIME_ONLY: u8 = 1;
 
 /// The parts of one printed stamp; `completeness` ranks how much it says.

@@ -90,3 +90,35 @@ mod tests {
         assert_eq!(cut_chars("héllo", 2), "hé");
     }
 }
+
+/// Characters that reorder or hide text (bidi embeddings, overrides and isolates, marks,
+/// line/paragraph separators, BOM).
+fn is_format_control(c: u32) -> bool {
+    matches!(c, 0x061C | 0x200E | 0x200F | 0x2028 | 0x2029 | 0xFEFF | 0x202A..=0x202E | 0x2066..=0x2069)
+}
+
+/// `text` with every control character shown as an escape (`\x1b`, `\n`, `\u202e`); tabs are kept
+/// (as `logparse.escape.for_terminal` shows text from elsewhere: a file name, a log line).
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        let code = c as u32;
+        code != 0x09 && (code < 0x20 || (0x7F..=0x9F).contains(&code) || is_format_control(code))
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !unsafe_char(c) {
+            out.push(c);
+            continue;
+        }
+        match c as u32 {
+            0x0A => out.push_str("\\n"),
+            0x0D => out.push_str("\\r"),
+            code if code <= 0xFF => out.push_str(&format!("\\x{code:02x}")),
+            code => out.push_str(&format!("\\u{code:04x}")),
+        }
+    }
+    Cow::Owned(out)
+}

@@ -23,7 +23,6 @@ def ingest_command(
     as_json: bool,
     force: bool,
     jobs: int | None,
-    reference: bool,
     patterns: tuple[Path, ...],
     year: int | None,
 ) -> None:
@@ -48,7 +47,6 @@ def ingest_command(
         year=year,
         tz=chosen_tz(),
         patterns=patterns,
-        reference=reference,
         jobs=jobs,
         jsonl=sys.stdout if printer.fmt == "jsonl" else None,
         on_headline=printer.show,

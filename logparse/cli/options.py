@@ -124,7 +124,7 @@ def slo_options(func: F) -> F:
 
 
 def ingest_options(func: F) -> F:
-    """`ingest`'s own options: `--out`, `--format`/`--json`, `--force`, `--jobs`, `--reference`."""
+    """`ingest`'s own options: `--out`, `--format`/`--json`, `--force`, `--jobs`."""
     decorators = [
         click.option(
             "--out",
@@ -160,12 +160,6 @@ def ingest_options(func: F) -> F:
             type=click.IntRange(min=1),
             default=None,
             help="Threads [default: the number of cores]: a large log's blocks, or small logs side by side.",
-        ),
-        click.option(
-            "--reference",
-            is_flag=True,
-            help="Read every line with the reference Python parser (slow; to cross-check the compiled "
-            "core, which gives the same tables). [default: the core]",
         ),
     ]
     for decorate in reversed(decorators):

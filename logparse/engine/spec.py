@@ -1,8 +1,8 @@
 """The grammar of one engine as the compiled core reads it: plain data (JSON), every regex in the
-Rust `regex` crate's syntax (`translate`), so the core runs exactly what the reference parser runs.
+Rust `regex` crate's syntax (`translate`), the kinds' columns, derived columns and column metadata.
 
-Anything the core cannot run (a regex that does not translate) is listed in `untranslatable`:
-lines that rule could take are read by the reference parser instead (see `engine.core`).
+A rule the core cannot run (a regex that does not translate) is listed in `untranslatable`; the
+core refuses such a grammar (`logparse.engine.compiled`) and `patterns check` names the rule.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from logparse.grammar import Grammar, Rule, StatsRule
 from logparse.parse.rules import SEARCH_HEAD, SEARCH_TAIL, split_flags
 from logparse.parse.stamps import EPOCH_ONLY
 from logparse.parse.text import MATCH_LIMIT
+from logparse.store.describe import column_metadata
 from logparse.store.schema import core_columns
 
 SPEC_VERSION = 1
@@ -109,6 +110,12 @@ def build_spec(grammar: Grammar, engine: str) -> Spec:
         "epoch_completeness": EPOCH_ONLY,
         "rules": rules,
         "kinds": {kind: [[name, typ] for name, typ in core_columns(grammar, kind)] for kind in kinds},
+        "derived": {
+            kind: [[d.name, [[source, factor] for source, factor in d.sources]] for d in derived]
+            for kind, derived in grammar.derived.items()
+            if kind in kinds
+        },
+        "metadata": {kind: _metadata(grammar, kind) for kind in kinds if kind in grammar.kinds},
     }
     if envelope_problems:
         raise Untranslatable(
@@ -116,6 +123,13 @@ def build_spec(grammar: Grammar, engine: str) -> Spec:
             + "; ".join(f"{k}: {v}" for k, v in envelope_problems.items())
         )
     return Spec(data=data, untranslatable=untranslatable)
+
+
+def _metadata(grammar: Grammar, kind: str) -> dict[str, dict[str, str]]:
+    return {
+        column: {key.decode(): value.decode() for key, value in meta.items()}
+        for column, meta in column_metadata(grammar, kind).items()
+    }
 
 
 def _types(grammar: Grammar, rule: Rule | StatsRule) -> dict[str, str]:

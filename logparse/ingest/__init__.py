@@ -4,13 +4,14 @@
 * `ingest_to_folder(path, folder)`: the same, written as Parquet (tables read back lazily);
 * `ingest_many(logs, out)`: several logs side by side into one dataset, a run per log.
 
-Reading, detection, parsing (the compiled core, or the reference parser), `time` and sinks are the
-one pipeline of `logparse.ingest.run`.
+Reading, detection, parsing, `time` and writing are the one pipeline of `logparse.ingest.run`: one
+call into the compiled core per log.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import sys
 import threading
 import types
@@ -27,11 +28,9 @@ from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
 from logparse.ingest.reader import ReadStats, input_size
 from logparse.ingest.run import PARALLEL_MIN_BYTES, Outcome, Sink, stream_log, usable_cores
-from logparse.ingest.sinks import MemorySink
 from logparse.ingest.times import TimeFacts
 from logparse.store import (
     MARKER_FILE,
-    TableWriter,
     is_table_folder,
     load_info,
     read_tables,
@@ -80,6 +79,9 @@ class IngestResult(LineCounts):
     times: TimeFacts = field(default_factory=TimeFacts)
     extra_keys: dict[tuple[str, str], int] = field(default_factory=dict)
     folder: Path | None = None
+    rule_counts: dict[tuple[str, str | None], int] = field(default_factory=dict)  # (kind, rule) -> lines
+    span: tuple[Any, Any] | None = None  # first and last `time`, UTC
+    ranks: list[str] | None = None  # every rank printed (None: not counted, a folder read back)
 
     def __getitem__(self, kind: str) -> Any:
         return self.tables[kind]
@@ -102,7 +104,17 @@ class IngestResult(LineCounts):
             "read": dataclasses.asdict(self.stats),
             "times": self.times.as_dict(),
             "extra_keys": [[rule, key, n] for (rule, key), n in sorted(self.extra_keys.items())],
+            "rule_counts": [
+                [kind, rule, n] for (kind, rule), n in sorted(self.rule_counts.items(), key=_rule_order)
+            ],
+            "span": None if self.span is None else [t.isoformat() for t in self.span],
+            "ranks": self.ranks,
         }
+
+
+def _rule_order(item: tuple[tuple[str, str | None], int]) -> tuple[str, str]:
+    (kind, rule), _ = item
+    return kind, rule or ""
 
 
 def _result(
@@ -119,6 +131,9 @@ def _result(
         times=outcome.times,
         extra_keys=outcome.extra_keys,
         folder=folder,
+        rule_counts=outcome.rule_counts,
+        span=outcome.span,
+        ranks=outcome.ranks,
     )
 
 
@@ -129,7 +144,6 @@ def ingest(
     year: int | None = None,
     tz: str | None = None,
     patterns: Sequence[str | Path] = (),
-    reference: bool = False,
     workers: int | None = None,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> IngestResult:
@@ -148,36 +162,30 @@ def ingest(
         The zone of stamps that print none (default: this machine's).
     patterns
         Extra grammar files, on top of the built-in ones and `LOGPARSE_PATTERNS`.
-    reference
-        Read every line with the reference Python parser instead of the compiled core (the same
-        tables, slower).
     workers
         Threads for the log's blocks (default: the cores, for large logs).
     progress
-        Called with (bytes read, total bytes or None) as the log is read; it does not change
-        which parser reads it.
+        Called with (bytes read, total bytes or None) as the log is read.
     """
     if is_table_folder(path):
         return read_folder(Path(path), patterns=patterns)
     grammar = load_grammar(patterns)
-    sink = MemorySink()
     outcome = stream_log(
-        path,
-        grammar,
-        lambda: _fresh(sink),
-        engine=engine,
-        year=year,
-        tz=tz,
-        reference=reference,
-        workers=workers,
-        progress=progress,
+        path, grammar, engine=engine, year=year, tz=tz, workers=workers, progress=progress
     )
-    return _result(outcome, sink.tables(), grammar)
+    return _result(outcome, _frames(outcome.tables), grammar)
 
 
-def _fresh(sink: MemorySink) -> MemorySink:
-    sink.batches.clear()
-    return sink
+def _frames(tables: dict[str, list[Any]]) -> dict[str, pl.DataFrame]:
+    """One polars frame per kind, rows in line order."""
+    import pyarrow as pa
+
+    out: dict[str, pl.DataFrame] = {}
+    for kind in sorted(tables):
+        frame = pl.from_arrow(pa.Table.from_batches(tables[kind]))
+        assert isinstance(frame, pl.DataFrame)
+        out[kind] = frame
+    return out
 
 
 def ingest_to_folder(
@@ -188,7 +196,6 @@ def ingest_to_folder(
     year: int | None = None,
     tz: str | None = None,
     patterns: Sequence[str | Path] = (),
-    reference: bool = False,
     workers: int | None = None,
     layout: str = "flat",
     extra_sink: Sink | None = None,
@@ -197,23 +204,17 @@ def ingest_to_folder(
 ) -> IngestResult:
     """Parse `path` into Parquet tables in `folder` (`<kind>.parquet`, or `kind=<kind>/part-*.parquet`
     for the `hive` layout of a dataset's run) and keep the ingest facts beside them. The result's
-    tables are lazy scans of those files."""
-    from logparse.ingest.sinks import TeeSink
-
+    tables are lazy scans of those files; `extra_sink` gets every batch too."""
     grammar = load_grammar(patterns)
-
-    def sink() -> Sink:
-        writer = TableWriter(folder, layout=layout, grammar=grammar)
-        return writer if extra_sink is None else TeeSink(writer, extra_sink)
-
     outcome = stream_log(
         path,
         grammar,
-        sink,
+        folder=folder,
+        layout=layout,
+        sink=extra_sink,
         engine=engine,
         year=year,
         tz=tz,
-        reference=reference,
         workers=workers,
         progress=progress,
         cancel=cancel,
@@ -257,6 +258,7 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
         **{k: v for k, v in (info.get("times") or {}).items() if k in TimeFacts.__dataclass_fields__}
     )
     extra = {(r, k): n for r, k, n in info.get("extra_keys", [])}
+    span = info.get("span")
     return IngestResult(
         source=str(path),
         engine=str(engine),
@@ -268,6 +270,9 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
         times=times,
         extra_keys=extra,
         folder=folder,
+        rule_counts={(k, r): n for k, r, n in info.get("rule_counts", [])},
+        span=None if not span else (dt.datetime.fromisoformat(span[0]), dt.datetime.fromisoformat(span[1])),
+        ranks=info.get("ranks"),
     )
 
 
@@ -291,7 +296,6 @@ class Job:
     year: int | None = None
     tz: str | None = None
     patterns: tuple[str, ...] = ()
-    reference: bool = False
 
 
 @dataclass
@@ -315,7 +319,6 @@ def run_job(job: Job, *, workers: int = 1, cancel: threading.Event | None = None
             year=job.year,
             tz=job.tz,
             patterns=job.patterns,
-            reference=job.reference,
             workers=workers,
             layout="hive",
             cancel=cancel,

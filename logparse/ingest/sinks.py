@@ -1,5 +1,5 @@
-"""Where an ingest's tables go besides Parquet files (`store.tables.TableWriter`): memory (the
-Python API), JSON lines on a stream (`ingest --format jsonl`), several sinks at once."""
+"""Where an ingest's tables go besides the core's Parquet files and memory: JSON lines on a stream
+(`ingest --format jsonl`), a block at a time."""
 
 from __future__ import annotations
 
@@ -12,40 +12,12 @@ from logparse.escape import json_default, json_line
 from logparse.store.schema import TIME
 
 
-class MemorySink:
-    """Keeps every batch; `tables()` gives one polars frame per kind."""
-
-    def __init__(self) -> None:
-        self.batches: dict[str, list[pa.RecordBatch]] = {}
-
-    def add(self, kind: str, batch: pa.RecordBatch) -> None:
-        self.batches.setdefault(kind, []).append(batch)
-
-    def end_block(self) -> None:
-        """Blocks need no marking in memory."""
-
-    def close(self) -> list[str]:
-        return sorted(self.batches)
-
-    def abort(self) -> None:
-        self.batches.clear()
-
-    def tables(self) -> dict[str, pl.DataFrame]:
-        """One frame per kind, rows in line order."""
-        out: dict[str, pl.DataFrame] = {}
-        for kind in sorted(self.batches):
-            frame = pl.from_arrow(pa.Table.from_batches(self.batches[kind]))
-            assert isinstance(frame, pl.DataFrame)
-            out[kind] = frame
-        return out
-
-
 class JsonlSink:
     """Every event as one JSON line, in line order, block by block. Keys: the event's kind, the
     common columns (null when absent), `time` as ISO-8601 with its zone, then the fields the line
     gave (a field left empty is left out).
 
-    Until the log's dates are settled (a full date read: see `TimeResolver.settled`), the lines wait
+    Until the log's dates are settled (a full date read: the core calls `settle`), the lines wait
     in a temporary file: a restart of the ingest must not print them twice."""
 
     def __init__(self, out: TextIO) -> None:
@@ -132,33 +104,3 @@ def _json_rows(frame: pl.DataFrame) -> list[tuple[int, str]]:
                 event[name] = value
         out.append((row["line_no"], json_line(event, ensure_ascii=False, default=json_default)))
     return out
-
-
-class TeeSink:
-    """Hands every batch to each of `sinks`."""
-
-    def __init__(self, *sinks: Any) -> None:
-        self.sinks = sinks
-
-    def add(self, kind: str, batch: pa.RecordBatch) -> None:
-        for sink in self.sinks:
-            sink.add(kind, batch)
-
-    def end_block(self) -> None:
-        for sink in self.sinks:
-            sink.end_block()
-
-    def settle(self) -> None:
-        for sink in self.sinks:
-            if hasattr(sink, "settle"):
-                sink.settle()
-
-    def close(self) -> list[str]:
-        kinds: set[str] = set()
-        for sink in self.sinks:
-            kinds.update(sink.close())
-        return sorted(kinds)
-
-    def abort(self) -> None:
-        for sink in self.sinks:
-            sink.abort()

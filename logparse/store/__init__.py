@@ -21,7 +21,6 @@ from logparse.store.folder import (
 from logparse.store.info import load_info, save_info
 from logparse.store.runs import expand_inputs, run_name, run_names
 from logparse.store.tables import (
-    TableWriter,
     is_table_folder,
     part_file,
     read_tables,
@@ -36,7 +35,6 @@ from logparse.store.tables import (
 __all__ = [
     "MARKER_FILE",
     "STATS_FILE",
-    "TableWriter",
     "check_writable",
     "expand_inputs",
     "is_table_folder",
