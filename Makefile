@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast check venv core browser prometheus lnav reports bench clean
+.PHONY: demo test test-fast check venv core core-bench browser prometheus lnav reports bench clean
 
 CORE_SOURCES := core/Cargo.toml core/Cargo.lock $(wildcard core/src/*.rs)
 CORE_STAMP := $(VENV)/.core-built
@@ -34,6 +34,7 @@ check: $(CORE_STAMP)
 	$(VENV)/bin/ruff format --check logparse
 	$(VENV)/bin/ruff check logparse
 	$(VENV)/bin/mypy
+	cd core && cargo fmt --check
 	cd core && cargo clippy --quiet --release --all-targets --features python -- -D warnings
 	$(PY) -m logparse patterns check
 
@@ -77,6 +78,11 @@ lnav:
 ## reports: regenerate reports/ from the GPUStack-mirror fixtures
 reports: $(CORE_STAMP)
 	$(PY) -m logparse.report.examples
+
+## core-bench: the crate's criterion benches (one line parser, whole ingest on 1 and 2 threads) on the fixtures
+core-bench: $(CORE_STAMP)
+	$(PY) -m logparse.engine.spec core/target/bench
+	cd core && cargo bench --bench ingest
 
 ## bench: time ingest on a generated 500 MB log next to grep -cE and a naive loop (+ 1, 2, 5 GB memory runs)
 bench: $(CORE_STAMP)

@@ -269,7 +269,7 @@ def no_text_log(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, s
     return path, {"empty": "empty file", "blank": "blank lines only"}[request.param]
 
 
-@pytest.mark.parametrize("extra", [[], ["--reference"]], ids=["streamed", "reference"])
+@pytest.mark.parametrize("extra", [[], ["--jobs", "2"]], ids=["one-thread", "two-threads"])
 def test_ingest_of_a_log_without_text_claims_no_engine(no_text_log: tuple[Path, str],
                                                        extra: list[str]) -> None:
     path, why = no_text_log
@@ -283,7 +283,7 @@ def test_ingest_of_a_log_without_text_claims_no_engine(no_text_log: tuple[Path, 
     assert facts["no_content"] == why and facts["lines"] == (0 if why == "empty file" else 3)
 
 
-@pytest.mark.parametrize("extra", [[], ["--reference"]], ids=["streamed", "reference"])
+@pytest.mark.parametrize("extra", [[], ["--jobs", "2"]], ids=["one-thread", "two-threads"])
 def test_blank_stdin_claims_no_engine(extra: list[str]) -> None:
     # stdin is not looked at before it is read: the reader itself finds nothing to detect from
     result = CliRunner().invoke(cli, ["ingest", "-", "--json", *extra], input="\n  \n")

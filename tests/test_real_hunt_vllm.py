@@ -71,10 +71,9 @@ def _events(name: str, *extra: str) -> dict[int, dict[str, Any]]:
     return {e["line_no"]: e for e in events}
 
 
-@pytest.mark.parametrize("reference", [False, True], ids=["fast", "reference"])
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_real_hunt_lines(name: str, reference: bool) -> None:
-    events = _events(name, *(["--reference"] if reference else []))
+def test_real_hunt_lines(name: str) -> None:
+    events = _events(name)
     for line_no, (kind, fields) in EXPECTED[name].items():
         event = events[line_no]
         assert event["kind"] == kind, (line_no, event)

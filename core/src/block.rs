@@ -85,13 +85,17 @@ pub fn parse_block(grammar: &Compiled, parser: &mut LineParser, block: &Block) -
         let (table, offsets) =
             tables[kind].get_or_insert_with(|| (Table::new(grammar.layouts[kind].clone()), Vec::new()));
         offsets.push(i as u32);
-        let common = Common { line_no, engine: &grammar.engine, reading: &event.reading,
-                              prefix: event.prefix.as_deref(), rule: rule_name };
+        let common = Common {
+            line_no,
+            engine: &grammar.engine,
+            reading: &event.reading,
+            prefix: event.prefix.as_deref(),
+            rule: rule_name,
+        };
         match event.rule {
             None => {
-                let fields: Vec<(usize, Value)> = grammar.raw_column
-                    .map(|c| vec![(c, Value::Str(text.into_owned()))])
-                    .unwrap_or_default();
+                let fields: Vec<(usize, Value)> =
+                    grammar.raw_column.map(|c| vec![(c, Value::Str(text.into_owned()))]).unwrap_or_default();
                 table.push(&common, &fields);
             }
             Some(index) => {
@@ -114,7 +118,15 @@ pub fn parse_block(grammar: &Compiled, parser: &mut LineParser, block: &Block) -
         }
     }
     Ok(ParsedBlock {
-        first_line: block.first_line, lines: stamps.len(), tables: out, stamps, rule_lines, extra_keys, ranks,
-        invalid_utf8_lines: invalid, nul_lines: nul, longest_line: longest,
+        first_line: block.first_line,
+        lines: stamps.len(),
+        tables: out,
+        stamps,
+        rule_lines,
+        extra_keys,
+        ranks,
+        invalid_utf8_lines: invalid,
+        nul_lines: nul,
+        longest_line: longest,
     })
 }

@@ -183,11 +183,23 @@ pub struct Common<'a> {
 impl Table {
     pub fn new(layout: Layout) -> Table {
         let columns = layout.types.iter().map(|t| Column::new(*t)).collect();
-        let roles = layout.names.iter().map(|n| match n.as_str() {
-            "line_no" => Role::LineNo, "ts" => Role::Ts, "outer_ts" => Role::OuterTs, "engine" => Role::Engine,
-            "rank" => Role::Rank, "pid" => Role::Pid, "level" => Role::Level, "task" => Role::Task,
-            "prefix" => Role::Prefix, "rule" => Role::Rule, _ => Role::Field,
-        }).collect();
+        let roles = layout
+            .names
+            .iter()
+            .map(|n| match n.as_str() {
+                "line_no" => Role::LineNo,
+                "ts" => Role::Ts,
+                "outer_ts" => Role::OuterTs,
+                "engine" => Role::Engine,
+                "rank" => Role::Rank,
+                "pid" => Role::Pid,
+                "level" => Role::Level,
+                "task" => Role::Task,
+                "prefix" => Role::Prefix,
+                "rule" => Role::Rule,
+                _ => Role::Field,
+            })
+            .collect();
         let row = vec![usize::MAX; layout.names.len()];
         Table { layout, columns, roles, row }
     }
@@ -249,8 +261,16 @@ impl StampColumns {
         match parts {
             None => {
                 self.completeness.append_value(0);
-                for b in [&mut self.year, &mut self.month, &mut self.day, &mut self.hour, &mut self.minute,
-                          &mut self.second, &mut self.micro, &mut self.zone] {
+                for b in [
+                    &mut self.year,
+                    &mut self.month,
+                    &mut self.day,
+                    &mut self.hour,
+                    &mut self.minute,
+                    &mut self.second,
+                    &mut self.micro,
+                    &mut self.zone,
+                ] {
                     b.append_null();
                 }
                 self.epoch_us.append_null();
@@ -273,14 +293,27 @@ impl StampColumns {
     pub fn finish(&mut self) -> Result<RecordBatch, String> {
         let i32f = |n: &str| Field::new(n, DataType::Int32, true);
         let schema = Schema::new(vec![
-            Field::new("completeness", DataType::UInt8, false), i32f("year"), i32f("month"), i32f("day"),
-            i32f("hour"), i32f("minute"), i32f("second"), i32f("micro"), i32f("zone"),
+            Field::new("completeness", DataType::UInt8, false),
+            i32f("year"),
+            i32f("month"),
+            i32f("day"),
+            i32f("hour"),
+            i32f("minute"),
+            i32f("second"),
+            i32f("micro"),
+            i32f("zone"),
             Field::new("epoch_us", DataType::Int64, true),
         ]);
         let arrays: Vec<ArrayRef> = vec![
-            Arc::new(self.completeness.finish()), Arc::new(self.year.finish()), Arc::new(self.month.finish()),
-            Arc::new(self.day.finish()), Arc::new(self.hour.finish()), Arc::new(self.minute.finish()),
-            Arc::new(self.second.finish()), Arc::new(self.micro.finish()), Arc::new(self.zone.finish()),
+            Arc::new(self.completeness.finish()),
+            Arc::new(self.year.finish()),
+            Arc::new(self.month.finish()),
+            Arc::new(self.day.finish()),
+            Arc::new(self.hour.finish()),
+            Arc::new(self.minute.finish()),
+            Arc::new(self.second.finish()),
+            Arc::new(self.micro.finish()),
+            Arc::new(self.zone.finish()),
             Arc::new(self.epoch_us.finish()),
         ];
         RecordBatch::try_new(Arc::new(schema), arrays).map_err(|e| e.to_string())

@@ -60,14 +60,19 @@ impl Compiled {
             by_name.insert(kind.clone(), layout.clone());
             layouts.push(layout);
         }
-        let unparsed = *index.get("unparsed").ok_or_else(|| Error::Grammar("the grammar has no kind unparsed".into()))?;
+        let unparsed =
+            *index.get("unparsed").ok_or_else(|| Error::Grammar("the grammar has no kind unparsed".into()))?;
         let mut rule_kind = Vec::new();
         let mut rule_names = Vec::new();
         for rule in &spec.rules {
             let (name, kind) = match rule {
                 spec::Rule::Regex { name, kind, .. } | spec::Rule::Stats { name, kind, .. } => (name, kind),
             };
-            rule_kind.push(*index.get(kind.as_str()).ok_or_else(|| Error::Grammar(format!("rule {name}: no columns for kind {kind}")))?);
+            rule_kind.push(
+                *index
+                    .get(kind.as_str())
+                    .ok_or_else(|| Error::Grammar(format!("rule {name}: no columns for kind {kind}")))?,
+            );
             rule_names.push(name.clone());
         }
         let mut derived = Vec::new();
@@ -77,12 +82,18 @@ impl Compiled {
             let layout = &layouts[k];
             let ts = *layout.index.get("ts").ok_or_else(|| Error::Grammar(format!("kind {kind} has no ts column")))?;
             ts_column.push(ts);
-            let rules: Vec<Derivation> = spec.derived.get(kind).map(|list| {
-                list.iter().map(|(target, sources)| Derivation {
-                    target: target.clone(),
-                    sources: sources.iter().map(|(s, f)| (layout.index.get(s).copied(), *f)).collect(),
-                }).collect()
-            }).unwrap_or_default();
+            let rules: Vec<Derivation> = spec
+                .derived
+                .get(kind)
+                .map(|list| {
+                    list.iter()
+                        .map(|(target, sources)| Derivation {
+                            target: target.clone(),
+                            sources: sources.iter().map(|(s, f)| (layout.index.get(s).copied(), *f)).collect(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
             let meta = spec.metadata.get(kind);
             let field = |name: &str, typ: DataType| {
                 let f = Field::new(name, typ, true);
@@ -108,8 +119,19 @@ impl Compiled {
         let raw_column = layouts[unparsed].index.get("raw").copied();
         let first = LineParser::new(&spec, &by_name).map_err(Error::Grammar)?;
         Ok(Compiled {
-            engine: spec.engine.clone(), kinds, layouts, schemas, derived, ts_column, extra_column, rule_kind,
-            rule_names, unparsed, raw_column, parsers: Mutex::new(vec![first]), spec,
+            engine: spec.engine.clone(),
+            kinds,
+            layouts,
+            schemas,
+            derived,
+            ts_column,
+            extra_column,
+            rule_kind,
+            rule_names,
+            unparsed,
+            raw_column,
+            parsers: Mutex::new(vec![first]),
+            spec,
         })
     }
 

@@ -48,7 +48,11 @@ fn derived_column(batch: &RecordBatch, d: &Derivation) -> ArrayRef {
     for i in 0..batch.num_rows() {
         let value = sources.iter().find_map(|(column, factor)| {
             number(column, i).map(|v| {
-                if *factor == 1.0 { v } else { ((v * factor) * ROUND_SCALE).round_ties_even() / ROUND_SCALE }
+                if *factor == 1.0 {
+                    v
+                } else {
+                    ((v * factor) * ROUND_SCALE).round_ties_even() / ROUND_SCALE
+                }
             })
         });
         out.append_option(value);
@@ -58,8 +62,13 @@ fn derived_column(batch: &RecordBatch, d: &Derivation) -> ArrayRef {
 
 /// The finished table of a kind's rows: `time` (one value per row) after column `ts`, then the
 /// derived columns, in `schema`.
-pub fn finish_rows(batch: &RecordBatch, times: Vec<Option<i64>>, ts: usize, derived: &[Derivation],
-                   schema: &SchemaRef) -> Result<RecordBatch> {
+pub fn finish_rows(
+    batch: &RecordBatch,
+    times: Vec<Option<i64>>,
+    ts: usize,
+    derived: &[Derivation],
+    schema: &SchemaRef,
+) -> Result<RecordBatch> {
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     columns.extend(batch.columns()[..=ts].iter().cloned());
     columns.push(Arc::new(TimestampMicrosecondArray::from(times).with_timezone("UTC")));

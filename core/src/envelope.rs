@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use crate::container::{read_record, Record};
 use crate::firstbyte::{first_bytes, ByteSet};
 use crate::regexes::Compiled;
-use regex::Regex;
 use crate::spec;
 use crate::text::{clean_tail, is_word, py_strip, strip_ansi, BLANKS};
+use regex::Regex;
 
 pub const MAX_TOKENS: usize = 32;
 pub const MAX_RECORDS: usize = 4;
@@ -94,8 +94,12 @@ impl Peeler {
             bodies.push(t.pattern.strip_prefix(r"\A").unwrap_or(&t.pattern).to_string());
             tokens.push(Token {
                 name: t.name.clone(),
-                ts: groups("ts"), level: groups("level"), rank: groups("rank"), pid: groups("pid"),
-                task: groups("task"), partial: t.partial.as_ref().and_then(|p| groups(p).last().copied()),
+                ts: groups("ts"),
+                level: groups("level"),
+                rank: groups("rank"),
+                pid: groups("pid"),
+                task: groups("task"),
+                partial: t.partial.as_ref().and_then(|p| groups(p).last().copied()),
                 regex,
             });
         }
@@ -107,8 +111,13 @@ impl Peeler {
             .map(|k| if k == 0 { Ok(None) } else { alternation(&bodies[..k]).map(Some) })
             .collect::<Result<Vec<_>, String>>()?;
         Ok(Peeler {
-            any: alternation(&bodies)?, before, tokens, first, predicted: Default::default(),
-            levels: spec.levels.clone(), container: spec.container.clone(),
+            any: alternation(&bodies)?,
+            before,
+            tokens,
+            first,
+            predicted: Default::default(),
+            levels: spec.levels.clone(),
+            container: spec.container.clone(),
         })
     }
 
@@ -191,9 +200,8 @@ impl Peeler {
 
     /// The frame of a line (colour codes already removed); `pending` continues a CRI partial line.
     pub fn peel<'a>(&self, line: Cow<'a, str>, pending: Option<String>) -> Frame<'a> {
-        let mut frame = Frame {
-            notes: Vec::new(), text: line, text_end: 0, body: (0, 0), outer: 0, partial: false, pending,
-        };
+        let mut frame =
+            Frame { notes: Vec::new(), text: line, text_end: 0, body: (0, 0), outer: 0, partial: false, pending };
         let mut records = 0;
         let mut step;
         loop {
@@ -211,7 +219,9 @@ impl Peeler {
             let rest = &frame.text[pos..];
             let segment = rest.split('\r').rfind(|s| !py_strip(s).is_empty()).unwrap_or("");
             // the segment's offset within the text
-            let start = if segment.is_empty() { frame.text.len() } else {
+            let start = if segment.is_empty() {
+                frame.text.len()
+            } else {
                 segment.as_ptr() as usize - frame.text.as_ptr() as usize
             };
             let end = start + segment.len();

@@ -113,7 +113,14 @@ pub fn ingest(
                     kinds.extend(sink.close()?);
                 }
                 source.finish();
-                return Ok(outcome(grammar, source, tally, kinds.into_iter().collect(), resolver.facts().clone(), restarts));
+                return Ok(outcome(
+                    grammar,
+                    source,
+                    tally,
+                    kinds.into_iter().collect(),
+                    resolver.facts().clone(),
+                    restarts,
+                ));
             }
             Err(stop) => {
                 for sink in &mut sinks {
@@ -139,24 +146,42 @@ pub fn ingest(
     )))
 }
 
-fn outcome(grammar: &Compiled, source: &Source, tally: Tally, kinds: Vec<String>, times: TimeFacts, restarts: u32) -> Outcome {
+fn outcome(
+    grammar: &Compiled,
+    source: &Source,
+    tally: Tally,
+    kinds: Vec<String>,
+    times: TimeFacts,
+    restarts: u32,
+) -> Outcome {
     let mut stats = source.stats.clone();
     stats.invalid_utf8_lines += tally.invalid_utf8_lines;
     stats.nul_lines += tally.nul_lines;
     stats.longest_line = stats.longest_line.max(tally.longest_line);
     let counts = tally.kinds.iter().map(|(k, n)| (grammar.kinds[*k].clone(), *n)).collect();
-    let rule_counts = tally.rules.iter().map(|(rule, n)| {
-        let key = match rule {
-            Some(PARTIAL) => (grammar.kinds[grammar.unparsed].clone(), Some(PARTIAL_RULE.to_string())),
-            Some(i) => (grammar.kinds[grammar.rule_kind[*i]].clone(), Some(grammar.rule_names[*i].clone())),
-            None => (grammar.kinds[grammar.unparsed].clone(), None),
-        };
-        (key, *n)
-    }).collect();
-    let extra_keys = tally.extra.iter()
-        .map(|((rule, key), n)| ((grammar.rule_names[*rule].clone(), key.clone()), *n)).collect();
+    let rule_counts = tally
+        .rules
+        .iter()
+        .map(|(rule, n)| {
+            let key = match rule {
+                Some(PARTIAL) => (grammar.kinds[grammar.unparsed].clone(), Some(PARTIAL_RULE.to_string())),
+                Some(i) => (grammar.kinds[grammar.rule_kind[*i]].clone(), Some(grammar.rule_names[*i].clone())),
+                None => (grammar.kinds[grammar.unparsed].clone(), None),
+            };
+            (key, *n)
+        })
+        .collect();
+    let extra_keys =
+        tally.extra.iter().map(|((rule, key), n)| ((grammar.rule_names[*rule].clone(), key.clone()), *n)).collect();
     Outcome {
-        counts, rule_counts, extra_keys, kinds, stats, times, restarts, span: tally.span,
+        counts,
+        rule_counts,
+        extra_keys,
+        kinds,
+        stats,
+        times,
+        restarts,
+        span: tally.span,
         ranks: tally.ranks.into_iter().collect(),
     }
 }
@@ -203,23 +228,26 @@ fn read_all(
         for n in 0..workers {
             let job_rx = job_rx.clone();
             let done_tx = done_tx.clone();
-            std::thread::Builder::new().name(format!("logparse-block-{n}")).spawn_scoped(scope, move || {
-                let mut parser = match grammar.take_parser() {
-                    Ok(p) => p,
-                    Err(e) => {
-                        let _ = done_tx.send((u64::MAX, Err(e)));
-                        return;
+            std::thread::Builder::new()
+                .name(format!("logparse-block-{n}"))
+                .spawn_scoped(scope, move || {
+                    let mut parser = match grammar.take_parser() {
+                        Ok(p) => p,
+                        Err(e) => {
+                            let _ = done_tx.send((u64::MAX, Err(e)));
+                            return;
+                        }
+                    };
+                    loop {
+                        let job = job_rx.lock().expect("job queue").recv();
+                        let Ok((seq, block)) = job else { break };
+                        if done_tx.send((seq, parse_block(grammar, &mut parser, &block))).is_err() {
+                            break;
+                        }
                     }
-                };
-                loop {
-                    let job = job_rx.lock().expect("job queue").recv();
-                    let Ok((seq, block)) = job else { break };
-                    if done_tx.send((seq, parse_block(grammar, &mut parser, &block))).is_err() {
-                        break;
-                    }
-                }
-                grammar.give_back(parser);
-            }).expect("spawn a parsing thread");
+                    grammar.give_back(parser);
+                })
+                .expect("spawn a parsing thread");
         }
         drop(done_tx);
         let result = (|| -> std::result::Result<(), Stop> {
@@ -230,7 +258,9 @@ fn read_all(
                 while !ended && sent - next < 2 * workers as u64 {
                     match source.next_block()? {
                         Some(block) => {
-                            job_tx.send((sent, block)).map_err(|_| Error::Callback("a parsing thread stopped".into()))?;
+                            job_tx
+                                .send((sent, block))
+                                .map_err(|_| Error::Callback("a parsing thread stopped".into()))?;
                             sent += 1;
                         }
                         None => ended = true,
@@ -276,7 +306,8 @@ fn finish_block(
         let kind = rows.kind;
         *tally.kinds.entry(kind).or_insert(0) += rows.batch.num_rows() as u64;
         let column: Vec<Option<i64>> = rows.offsets.iter().map(|o| times[*o as usize]).collect();
-        let batch = finish_rows(&rows.batch, column, grammar.ts_column[kind], &grammar.derived[kind], &grammar.schemas[kind])?;
+        let batch =
+            finish_rows(&rows.batch, column, grammar.ts_column[kind], &grammar.derived[kind], &grammar.schemas[kind])?;
         let (last, rest) = sinks.split_last_mut().expect("a sink");
         for sink in rest {
             sink.add(&grammar.kinds[kind], batch.clone())?;

@@ -56,13 +56,15 @@ pub struct LineParser {
 impl LineParser {
     pub fn new(spec: &spec::Spec, layouts: &BTreeMap<String, Layout>) -> Result<LineParser, String> {
         let mut needles = Needles::new();
-        let rules: Vec<Rule> = spec.rules.iter().map(|r| Rule::from_spec(r, layouts, &mut needles))
-            .collect::<Result<_, _>>()?;
+        let rules: Vec<Rule> =
+            spec.rules.iter().map(|r| Rule::from_spec(r, layouts, &mut needles)).collect::<Result<_, _>>()?;
         needles.build()?;
         let regular = (0..rules.len()).filter(|i| !rules[*i].head().fallback).collect();
         let fallback = (0..rules.len()).filter(|i| rules[*i].head().fallback).collect();
         Ok(LineParser {
-            rules, regular, fallback,
+            rules,
+            regular,
+            fallback,
             peeler: Peeler::new(spec)?,
             stamps: Stamps::new(spec)?,
             untyped: spec.untyped_levels.iter().cloned().collect(),
@@ -136,13 +138,20 @@ impl LineParser {
     /// Every rule (regular and fallback, in grammar order) that reads `body` whole at `level`.
     pub fn rules_reading(&self, body: &str, level: Option<&str>) -> Vec<usize> {
         let present = self.needles.scan(body);
-        self.regular.iter().chain(&self.fallback).copied().filter(|&i| {
-            let rule = &self.rules[i];
-            rule.allows_text(&present) && rule.head().allows_level(level) && match rule {
-                Rule::Regex(r) => r.match_body(body).is_some(),
-                Rule::Stats(r) => r.match_body(body).is_some(),
-            }
-        }).collect()
+        self.regular
+            .iter()
+            .chain(&self.fallback)
+            .copied()
+            .filter(|&i| {
+                let rule = &self.rules[i];
+                rule.allows_text(&present)
+                    && rule.head().allows_level(level)
+                    && match rule {
+                        Rule::Regex(r) => r.match_body(body).is_some(),
+                        Rule::Stats(r) => r.match_body(body).is_some(),
+                    }
+            })
+            .collect()
     }
 
     /// The event of one line (CRI partial lines join their successor).
@@ -159,9 +168,8 @@ impl LineParser {
 
     fn match_frame(&mut self, frame: &Frame<'_>) -> Event {
         let reading = self.reading(&frame.notes);
-        let unparsed = |reading: Reading| Event {
-            rule: None, partial: false, reading, prefix: None, fields: Fields::default(),
-        };
+        let unparsed =
+            |reading: Reading| Event { rule: None, partial: false, reading, prefix: None, fields: Fields::default() };
         if self.untyped_level(&reading) {
             return unparsed(reading);
         }
@@ -221,11 +229,7 @@ impl LineParser {
                     None => ok = false,
                 }
             }
-            let guard = if ok {
-                aho_corasick::AhoCorasick::new(&literals).ok()
-            } else {
-                None
-            };
+            let guard = if ok { aho_corasick::AhoCorasick::new(&literals).ok() } else { None };
             self.guards[i] = Some(guard);
         }
         let guard = self.guards[i].as_ref()?.as_ref()?;

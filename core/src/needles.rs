@@ -39,8 +39,8 @@ impl Needles {
         self.empty = self.literals.iter().map(String::is_empty).collect();
         self.ids = (0..self.literals.len()).filter(|i| !self.literals[*i].is_empty()).collect();
         let patterns: Vec<&str> = self.ids.iter().map(|i| self.literals[*i].as_str()).collect();
-        self.automaton = Some(AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(patterns)
-            .map_err(|e| e.to_string())?);
+        self.automaton =
+            Some(AhoCorasick::builder().kind(Some(AhoCorasickKind::DFA)).build(patterns).map_err(|e| e.to_string())?);
         Ok(())
     }
 

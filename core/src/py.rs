@@ -27,8 +27,11 @@ struct ArrowBatch {
 #[pymethods]
 impl ArrowBatch {
     #[pyo3(signature = (requested_schema=None))]
-    fn __arrow_c_array__<'py>(&self, py: Python<'py>, requested_schema: Option<Bound<'py, PyAny>>)
-        -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyCapsule>, Bound<'py, PyCapsule>)> {
         let _ = requested_schema;
         let array = StructArray::from(self.batch.clone());
         let data = array.into_data();
@@ -86,7 +89,9 @@ struct PyStream {
 impl ByteSource for PyStream {
     fn read_into(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         Python::attach(|py| {
-            let chunk = self.stream.call_method1(py, self.method, (buf.len(),))
+            let chunk = self
+                .stream
+                .call_method1(py, self.method, (buf.len(),))
                 .map_err(|e| std::io::Error::other(e.to_string()))?;
             let bytes = chunk.bind(py).cast::<PyBytes>().map_err(|e| std::io::Error::other(e.to_string()))?;
             let data = bytes.as_bytes();
@@ -116,8 +121,13 @@ impl Reader {
     /// Read from a Python binary stream named `name` (`size` bytes, when known).
     #[staticmethod]
     #[pyo3(signature = (stream, name, block_bytes, max_line, size=None))]
-    fn from_stream(stream: Bound<'_, PyAny>, name: &str, block_bytes: usize, max_line: usize, size: Option<u64>)
-        -> PyResult<Reader> {
+    fn from_stream(
+        stream: Bound<'_, PyAny>,
+        name: &str,
+        block_bytes: usize,
+        max_line: usize,
+        size: Option<u64>,
+    ) -> PyResult<Reader> {
         let method = if stream.hasattr("read1")? { "read1" } else { "read" };
         let input = PyStream { stream: stream.unbind(), method };
         Ok(Reader { source: Mutex::new(Source::stream(name, Box::new(input), size, block_bytes, max_line)) })
@@ -199,8 +209,11 @@ struct PySink {
 }
 
 impl PySink {
-    fn call(&self, name: &str, args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>)
-        -> crate::error::Result<Py<PyAny>> {
+    fn call(
+        &self,
+        name: &str,
+        args: impl for<'py> FnOnce(Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>>,
+    ) -> crate::error::Result<Py<PyAny>> {
         Python::attach(|py| {
             let result = args(py).and_then(|a| self.sink.call_method1(py, name, a));
             result.map_err(|e| {
@@ -218,7 +231,8 @@ impl Sink for PySink {
         self.call("add", move |py| {
             let batch = Py::new(py, ArrowBatch { batch })?;
             pyo3::types::PyTuple::new(py, [kind.into_pyobject(py)?.into_any(), batch.into_bound(py).into_any()])
-        }).map(|_| ())
+        })
+        .map(|_| ())
     }
 
     fn end_block(&mut self) -> crate::error::Result<()> {
@@ -226,9 +240,11 @@ impl Sink for PySink {
     }
 
     fn settle(&mut self) -> crate::error::Result<()> {
-        Python::attach(|py| self.sink.bind(py).hasattr("settle").unwrap_or(false))
-            .then(|| self.call("settle", |py| Ok(pyo3::types::PyTuple::empty(py))).map(|_| ()))
-            .unwrap_or(Ok(()))
+        if Python::attach(|py| self.sink.bind(py).hasattr("settle").unwrap_or(false)) {
+            self.call("settle", |py| Ok(pyo3::types::PyTuple::empty(py))).map(|_| ())
+        } else {
+            Ok(())
+        }
     }
 
     fn close(&mut self) -> crate::error::Result<Vec<String>> {
@@ -287,8 +303,11 @@ fn date_of(text: Option<String>) -> PyResult<Option<Date>> {
     let parts: Vec<&str> = text.split('-').collect();
     let bad = || PyValueError::new_err(format!("not a date: {text}"));
     let [y, m, d] = parts[..] else { return Err(bad()) };
-    Ok(Some(Date { year: y.parse().map_err(|_| bad())?, month: m.parse().map_err(|_| bad())?,
-                   day: d.parse().map_err(|_| bad())? }))
+    Ok(Some(Date {
+        year: y.parse().map_err(|_| bad())?,
+        month: m.parse().map_err(|_| bad())?,
+        day: d.parse().map_err(|_| bad())?,
+    }))
 }
 
 #[pymethods]
@@ -312,9 +331,18 @@ impl Core {
     /// stops the run.
     #[pyo3(signature = (reader, options, *, folder=None, layout="flat", memory=true, sink=None, progress=None, cancel=None))]
     #[allow(clippy::too_many_arguments)]
-    fn ingest<'py>(&self, py: Python<'py>, reader: &Reader, options: &Bound<'py, PyDict>, folder: Option<PathBuf>,
-                   layout: &str, memory: bool, sink: Option<Py<PyAny>>, progress: Option<Py<PyAny>>,
-                   cancel: Option<Py<PyAny>>) -> PyResult<Bound<'py, PyDict>> {
+    fn ingest<'py>(
+        &self,
+        py: Python<'py>,
+        reader: &Reader,
+        options: &Bound<'py, PyDict>,
+        folder: Option<PathBuf>,
+        layout: &str,
+        memory: bool,
+        sink: Option<Py<PyAny>>,
+        progress: Option<Py<PyAny>>,
+        cancel: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let time = TimeOptions {
             year: get(options, "year")?,
             mtime_us: get(options, "mtime_us")?,
@@ -335,8 +363,9 @@ impl Core {
             part_row_groups: get(options, "part_row_groups")?.unwrap_or(PART_ROW_GROUPS).max(1),
         };
         let raised = std::sync::Arc::new(Mutex::new(None));
-        let schemas: BTreeMap<String, _> = self.compiled.kinds.iter().cloned().zip(self.compiled.schemas.iter().cloned()).collect();
-        let memory_tables: std::sync::Arc<Mutex<Option<BTreeMap<String, Vec<RecordBatch>>>>> = Default::default();
+        let schemas: BTreeMap<String, _> =
+            self.compiled.kinds.iter().cloned().zip(self.compiled.schemas.iter().cloned()).collect();
+        let memory_tables: Shared<Tables> = Default::default();
         let mut hooks = PyHooks { progress, cancel, raised: raised.clone() };
         let options = IngestOptions { time, workers };
         let mut guard = reader.source.lock().expect("reader");
@@ -351,7 +380,9 @@ impl Core {
                 }
                 match &folder {
                     Some(folder) => sinks.push(Box::new(ParquetSink::new(folder, shape, schemas.clone()))),
-                    None if memory || sinks.is_empty() => sinks.push(Box::new(Keeper { inner: MemorySink::default(), out: keep.clone() })),
+                    None if memory || sinks.is_empty() => {
+                        sinks.push(Box::new(Keeper { inner: MemorySink::default(), out: keep.clone() }))
+                    }
                     None => {}
                 }
                 Ok(sinks)
@@ -407,7 +438,10 @@ impl Core {
             let event = parser.parse(line);
             let d = PyDict::new(py);
             let (kind, rule) = match event.rule {
-                Some(i) => (self.compiled.kinds[self.compiled.rule_kind[i]].as_str(), Some(self.compiled.rule_names[i].as_str())),
+                Some(i) => (
+                    self.compiled.kinds[self.compiled.rule_kind[i]].as_str(),
+                    Some(self.compiled.rule_names[i].as_str()),
+                ),
                 None if event.partial => ("unparsed", Some(crate::line::PARTIAL_RULE)),
                 None => ("unparsed", None),
             };
@@ -444,7 +478,8 @@ impl Core {
     fn rules_reading(&self, py: Python<'_>, body: &str, level: Option<&str>) -> PyResult<Vec<String>> {
         let raised = RefCell::new(None);
         let parser = self.compiled.take_parser().map_err(|e| to_py(py, e, &raised))?;
-        let found = parser.rules_reading(body, level).into_iter().map(|i| self.compiled.rule_names[i].clone()).collect();
+        let found =
+            parser.rules_reading(body, level).into_iter().map(|i| self.compiled.rule_names[i].clone()).collect();
         self.compiled.give_back(parser);
         Ok(found)
     }
@@ -497,8 +532,11 @@ fn stamp_dict<'py>(py: Python<'py>, parts: Option<&crate::stamps::StampParts>) -
     Ok(d.into_any())
 }
 
-fn frame_dict<'py>(py: Python<'py>, parser: &crate::line::LineParser, frame: &crate::envelope::Frame<'_>)
-    -> PyResult<Bound<'py, PyDict>> {
+fn frame_dict<'py>(
+    py: Python<'py>,
+    parser: &crate::line::LineParser,
+    frame: &crate::envelope::Frame<'_>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("body", frame.body())?;
     d.set_item("text", frame.search_text())?;
@@ -519,10 +557,15 @@ fn frame_dict<'py>(py: Python<'py>, parser: &crate::line::LineParser, frame: &cr
     Ok(d)
 }
 
+/// Each kind's batches.
+type Tables = BTreeMap<String, Vec<RecordBatch>>;
+/// A value handed over between threads once it is ready.
+type Shared<T> = std::sync::Arc<Mutex<Option<T>>>;
+
 /// A memory sink that hands its tables over when it closes.
 struct Keeper {
     inner: MemorySink,
-    out: std::sync::Arc<Mutex<Option<BTreeMap<String, Vec<RecordBatch>>>>>,
+    out: Shared<Tables>,
 }
 
 impl Sink for Keeper {

@@ -69,6 +69,40 @@ impl<R: Read + Send> ByteSource for R {
     }
 }
 
+/// A stream whose first bytes were read ahead (to know gzip by its magic) and are given back first.
+struct Sniffed {
+    head: Vec<u8>,
+    at: usize,
+    inner: Box<dyn ByteSource>,
+}
+
+impl Sniffed {
+    /// Up to `n` first bytes (fewer at the end of the stream; an error reads as the end here and
+    /// again when the stream is read).
+    fn sniff(&mut self, n: usize) -> &[u8] {
+        let mut buf = [0u8; 16];
+        while self.head.len() < n {
+            match self.inner.read_into(&mut buf[..n - self.head.len()]) {
+                Ok(0) | Err(_) => break,
+                Ok(k) => self.head.extend_from_slice(&buf[..k]),
+            }
+        }
+        &self.head
+    }
+}
+
+impl Read for Sniffed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at < self.head.len() {
+            let n = buf.len().min(self.head.len() - self.at);
+            buf[..n].copy_from_slice(&self.head[self.at..self.at + n]);
+            self.at += n;
+            return Ok(n);
+        }
+        self.inner.read_into(buf)
+    }
+}
+
 /// A regular file read up to the size it had when opened; notes when it shrank.
 struct Snapshot {
     file: File,
@@ -116,7 +150,11 @@ impl Read for Shared {
 
 /// How a log is named in messages.
 pub fn describe(path: &str) -> String {
-    if path == "-" { "standard input".to_string() } else { path.to_string() }
+    if path == "-" {
+        "standard input".to_string()
+    } else {
+        path.to_string()
+    }
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -157,27 +195,71 @@ impl Source {
     pub fn open(path: &str, block_bytes: usize, max_line: usize) -> Result<Source> {
         let name = describe(path);
         if path == "-" {
-            return Ok(Source::over(name, Origin::Stream, Box::new(io::stdin()), None, false, None, block_bytes, max_line));
+            return Ok(Source::over(
+                name,
+                Origin::Stream,
+                Box::new(io::stdin()),
+                None,
+                false,
+                None,
+                block_bytes,
+                max_line,
+            ));
         }
         let (input, snapshot, gzip, size) = open_file(Path::new(path), &name)?;
         let origin = if snapshot.is_some() { Origin::File(PathBuf::from(path)) } else { Origin::Stream };
         Ok(Source::over(name, origin, input, snapshot, gzip, size, block_bytes, max_line))
     }
 
-    /// A source over a stream the caller reads (read once; spooled to be read again).
-    pub fn stream(name: &str, input: Box<dyn ByteSource>, size: Option<u64>, block_bytes: usize, max_line: usize) -> Source {
-        Source::over(name.to_string(), Origin::Stream, input, None, false, size, block_bytes, max_line)
+    /// A source over a stream the caller reads (read once; spooled to be read again); a gzip
+    /// stream is known by its magic bytes and read decompressed.
+    pub fn stream(
+        name: &str,
+        input: Box<dyn ByteSource>,
+        size: Option<u64>,
+        block_bytes: usize,
+        max_line: usize,
+    ) -> Source {
+        let mut sniffed = Sniffed { head: Vec::new(), at: 0, inner: input };
+        let gzip = sniffed.sniff(GZIP_MAGIC.len()) == GZIP_MAGIC;
+        let input: Box<dyn ByteSource> = if gzip {
+            Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(1 << 20, sniffed)))
+        } else {
+            Box::new(sniffed)
+        };
+        Source::over(name.to_string(), Origin::Stream, input, None, gzip, size, block_bytes, max_line)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn over(name: String, origin: Origin, input: Box<dyn ByteSource>, snapshot: Option<Shared>, gzip: bool,
-            size: Option<u64>, block_bytes: usize, max_line: usize) -> Source {
+    fn over(
+        name: String,
+        origin: Origin,
+        input: Box<dyn ByteSource>,
+        snapshot: Option<Shared>,
+        gzip: bool,
+        size: Option<u64>,
+        block_bytes: usize,
+        max_line: usize,
+    ) -> Source {
         let spool = matches!(origin, Origin::Stream).then(Spool::new).and_then(|s| s.ok());
         Source {
-            name, origin, input, snapshot, gzip, size, stats: ReadStats::default(), block_bytes: block_bytes.max(1),
-            assembler: Assembler::new(max_line.max(1)), ready: VecDeque::new(), held: None, head: Vec::new(),
-            replay: None, spool, ended: false,
-            cri: Regex::new(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ \n]{8,40} (?:stdout|stderr) P(?: |\z)").expect("CRI regex"),
+            name,
+            origin,
+            input,
+            snapshot,
+            gzip,
+            size,
+            stats: ReadStats::default(),
+            block_bytes: block_bytes.max(1),
+            assembler: Assembler::new(max_line.max(1)),
+            ready: VecDeque::new(),
+            held: None,
+            head: Vec::new(),
+            replay: None,
+            spool,
+            ended: false,
+            cri: Regex::new(r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[^ \n]{8,40} (?:stdout|stderr) P(?: |\z)")
+                .expect("CRI regex"),
         }
     }
 
@@ -300,14 +382,18 @@ impl Source {
                     if self.gzip && os_error.is_none() {
                         self.stats.notes.push(format!(
                             "{}: compressed stream ends early or is corrupt ({}); read up to line {}",
-                            self.name, gzip_reason(&e), self.assembler.line_no
+                            self.name,
+                            gzip_reason(&e),
+                            self.assembler.line_no
                         ));
                         self.ended = true;
                         self.assembler.finish(&mut self.stats, &mut self.ready);
                     } else {
                         return Err(Error::Input(format!(
                             "{}: read failed after line {}: {}",
-                            self.name, self.assembler.line_no, os_text(&os_error.unwrap_or(e))
+                            self.name,
+                            self.assembler.line_no,
+                            os_text(&os_error.unwrap_or(e))
                         )));
                     }
                 }
@@ -316,7 +402,9 @@ impl Source {
                 let cap = mib(self.assembler.limit);
                 self.stats.notes.push(format!(
                     "{}: {} line(s) longer than {cap} cut to their first {cap} ({} bytes skipped)",
-                    self.name, self.stats.long_lines, thousands(self.stats.long_line_bytes_skipped)
+                    self.name,
+                    self.stats.long_lines,
+                    thousands(self.stats.long_line_bytes_skipped)
                 ));
             }
         }
@@ -355,7 +443,8 @@ impl Source {
                 Ok(())
             }
             Origin::Stream => {
-                let spool = self.spool.take().ok_or_else(|| Error::Input(format!("{}: cannot be read again", self.name)))?;
+                let spool =
+                    self.spool.take().ok_or_else(|| Error::Input(format!("{}: cannot be read again", self.name)))?;
                 self.replay = Some(spool.replay().map_err(|e| Error::Read { path: "spool".into(), source: e })?);
                 self.head.clear();
                 Ok(())
@@ -376,7 +465,9 @@ impl Source {
         if s.shrank {
             self.stats.notes.push(format!(
                 "{}: the file shrank while being read (truncated or rotated?); read {} of {} bytes",
-                self.name, thousands(s.size - s.remaining), thousands(s.size)
+                self.name,
+                thousands(s.size - s.remaining),
+                thousands(s.size)
             ));
             return;
         }
@@ -384,7 +475,9 @@ impl Source {
         if now > s.size {
             self.stats.notes.push(format!(
                 "{}: grew by {} bytes while being read; read the {} bytes it held when opened",
-                self.name, thousands(now - s.size), thousands(s.size)
+                self.name,
+                thousands(now - s.size),
+                thousands(s.size)
             ));
         }
     }
@@ -406,7 +499,8 @@ fn open_file(path: &Path, name: &str) -> Result<Opened> {
         // a FIFO, a character device, /dev/stdin: read until the end
         return Ok((Box::new(file), None, false, None));
     }
-    let size = file.metadata().map(|m| m.len()).map_err(|e| Error::Input(format!("{shown}: cannot read: {}", os_text(&e))))?;
+    let size =
+        file.metadata().map(|m| m.len()).map_err(|e| Error::Input(format!("{shown}: cannot read: {}", os_text(&e))))?;
     let mut magic = [0u8; 2];
     let got = file.read(&mut magic).map_err(|e| Error::Input(format!("{shown}: cannot read: {}", os_text(&e))))?;
     file.seek(SeekFrom::Start(0)).map_err(|e| Error::Input(format!("{shown}: cannot read: {}", os_text(&e))))?;
@@ -415,7 +509,11 @@ fn open_file(path: &Path, name: &str) -> Result<Opened> {
         return Ok((Box::new(file), None, false, None));
     }
     let shared = Shared(std::sync::Arc::new(std::sync::Mutex::new(Snapshot {
-        file, size, remaining: size, shrank: false, failed: None,
+        file,
+        size,
+        remaining: size,
+        shrank: false,
+        failed: None,
     })));
     let gzip = got == 2 && magic == GZIP_MAGIC;
     let input: Box<dyn ByteSource> = if gzip {
@@ -445,7 +543,11 @@ fn gzip_reason(e: &io::Error) -> String {
 fn mib(n: usize) -> String {
     if n >= 1 << 20 {
         let v = n as f64 / f64::from(1u32 << 20);
-        if v.fract() == 0.0 { format!("{v:.0} MiB") } else { format!("{v} MiB") }
+        if v.fract() == 0.0 {
+            format!("{v:.0} MiB")
+        } else {
+            format!("{v} MiB")
+        }
     } else {
         format!("{} bytes", thousands(n as u64))
     }
@@ -456,7 +558,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -578,13 +680,21 @@ impl Assembler {
             let end = memchr::memchr(b'\n', &data[start..]).map(|i| start + i).unwrap_or(data.len());
             if end - start > self.limit {
                 if pending > 0 {
-                    out.push_back(Block { first_line: (line_no - pending as u64) as i64,
-                                          data: data[pending_start..start].to_vec(), lines: pending, cut: false });
+                    out.push_back(Block {
+                        first_line: (line_no - pending as u64) as i64,
+                        data: data[pending_start..start].to_vec(),
+                        lines: pending,
+                        cut: false,
+                    });
                 }
                 stats.long_lines += 1;
                 stats.long_line_bytes_skipped += (end - start - self.limit) as u64;
-                out.push_back(Block { first_line: line_no as i64, data: data[start..start + self.limit].to_vec(),
-                                      lines: 1, cut: true });
+                out.push_back(Block {
+                    first_line: line_no as i64,
+                    data: data[start..start + self.limit].to_vec(),
+                    lines: 1,
+                    cut: true,
+                });
                 pending_start = end + 1;
                 pending = 0;
             } else {
@@ -594,8 +704,12 @@ impl Assembler {
             start = end + 1;
         }
         if pending > 0 {
-            out.push_back(Block { first_line: (line_no - pending as u64) as i64, data: data[pending_start..].to_vec(),
-                                  lines: pending, cut: false });
+            out.push_back(Block {
+                first_line: (line_no - pending as u64) as i64,
+                data: data[pending_start..].to_vec(),
+                lines: pending,
+                cut: false,
+            });
         }
     }
 }
@@ -696,7 +810,8 @@ mod tests {
 
     #[test]
     fn a_cri_partial_record_stays_in_one_block() {
-        let data = b"2025-01-01T00:00:00.000000001Z stdout P first half\n2025-01-01T00:00:00.000000002Z stdout F second\n";
+        let data =
+            b"2025-01-01T00:00:00.000000001Z stdout P first half\n2025-01-01T00:00:00.000000002Z stdout F second\n";
         let input = Dribble { data: data.to_vec(), pos: 0, sizes: vec![60], i: 0 };
         let mut source = Source::stream("input", Box::new(input), None, 60, 1 << 20);
         let block = source.next_block().unwrap().unwrap();

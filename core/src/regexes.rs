@@ -29,13 +29,10 @@ impl Compiled {
     pub fn new(pattern: &str, what: &str) -> Result<Compiled, String> {
         let regex = Regex::new(pattern).map_err(|e| format!("{what}: {e}"))?;
         let locs = RefCell::new(regex.capture_locations());
-        let group_index = regex
-            .capture_names()
-            .enumerate()
-            .filter_map(|(i, n)| n.map(|n| (n.to_string(), i)))
-            .collect();
-        let cuttable = !pattern.contains('$') && !pattern.contains(r"\z") && !pattern.contains(r"\b")
-            && !pattern.contains(r"\B");
+        let group_index =
+            regex.capture_names().enumerate().filter_map(|(i, n)| n.map(|n| (n.to_string(), i))).collect();
+        let cuttable =
+            !pattern.contains('$') && !pattern.contains(r"\z") && !pattern.contains(r"\b") && !pattern.contains(r"\B");
         let onepass = regex_automata::dfa::onepass::DFA::new(pattern).is_ok();
         Ok(Compiled { regex, locs, group_index, cuttable, onepass, memo: RefCell::new(String::from("\u{0}")) })
     }

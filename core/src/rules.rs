@@ -38,8 +38,12 @@ struct FieldGroups {
     groups: Vec<usize>,
 }
 
-fn field_groups(compiled: &Compiled, pattern: &spec::Pattern, layout: &Layout,
-                types: &BTreeMap<String, FieldType>) -> Vec<FieldGroups> {
+fn field_groups(
+    compiled: &Compiled,
+    pattern: &spec::Pattern,
+    layout: &Layout,
+    types: &BTreeMap<String, FieldType>,
+) -> Vec<FieldGroups> {
     let mut out = Vec::new();
     for (name, aliases) in &pattern.groups {
         let (Some(col), Some(typ)) = (layout.index.get(name), types.get(name)) else { continue };
@@ -60,8 +64,11 @@ fn types_of(types: &BTreeMap<String, String>) -> Result<BTreeMap<String, FieldTy
     types.iter().map(|(k, v)| Ok((k.clone(), FieldType::parse(v)?))).collect()
 }
 
-fn constants_of(constants: &BTreeMap<String, serde_json::Value>, layout: &Layout,
-                types: &BTreeMap<String, FieldType>) -> Vec<(usize, Value)> {
+fn constants_of(
+    constants: &BTreeMap<String, serde_json::Value>,
+    layout: &Layout,
+    types: &BTreeMap<String, FieldType>,
+) -> Vec<(usize, Value)> {
     let mut out = Vec::new();
     for (name, value) in constants {
         let Some(col) = layout.index.get(name) else { continue };
@@ -183,15 +190,29 @@ fn parse_template(template: &str, layout: &Layout) -> Vec<Piece> {
 }
 
 impl Rule {
-    pub fn from_spec(rule: &spec::Rule, layouts: &BTreeMap<String, Layout>, needles: &mut Needles)
-        -> Result<Rule, String> {
+    pub fn from_spec(
+        rule: &spec::Rule,
+        layouts: &BTreeMap<String, Layout>,
+        needles: &mut Needles,
+    ) -> Result<Rule, String> {
         let layout_of = |kind: &str| layouts.get(kind).ok_or_else(|| format!("no columns for kind {kind}"));
         let ids = |needles: &mut Needles, items: &[String], suffix: &str| -> Vec<usize> {
             items.iter().map(|s| needles.add(&format!("{s}{suffix}"))).collect()
         };
         Ok(match rule {
             spec::Rule::Regex {
-                name, kind, fallback, levels, anchors, unless, full, search, find, constants, templates, derive,
+                name,
+                kind,
+                fallback,
+                levels,
+                anchors,
+                unless,
+                full,
+                search,
+                find,
+                constants,
+                templates,
+                derive,
                 types,
             } => {
                 let layout = layout_of(kind)?;
@@ -209,12 +230,21 @@ impl Rule {
                     let Some(col) = layout.index.get(field) else { continue };
                     let aliases = full.groups.get(source).cloned().unwrap_or_default();
                     let saliases = search.groups.get(source).cloned().unwrap_or_default();
-                    derived.push((*col, *types.get(field).unwrap_or(&FieldType::Float), function.clone(),
-                                  full_c.indices(&aliases), search_c.indices(&saliases)));
+                    derived.push((
+                        *col,
+                        *types.get(field).unwrap_or(&FieldType::Float),
+                        function.clone(),
+                        full_c.indices(&aliases),
+                        search_c.indices(&saliases),
+                    ));
                 }
                 Rule::Regex(RegexRule {
-                    head: Head { name: name.clone(), kind: kind.clone(), fallback: *fallback,
-                                 levels: levels.as_ref().map(|l| l.iter().cloned().collect()) },
+                    head: Head {
+                        name: name.clone(),
+                        kind: kind.clone(),
+                        fallback: *fallback,
+                        levels: levels.as_ref().map(|l| l.iter().cloned().collect()),
+                    },
                     anchors: ids(needles, anchors, ""),
                     unless: ids(needles, unless, ""),
                     anchor_texts: anchors.clone(),
@@ -227,14 +257,25 @@ impl Rule {
                     search: search_c,
                     find: finds,
                     constants: constants_of(constants, layout, &types),
-                    templates: templates.iter()
+                    templates: templates
+                        .iter()
                         .filter_map(|(k, v)| layout.index.get(k).map(|c| (*c, parse_template(v, layout))))
                         .collect(),
                     derive: derived,
                 })
             }
             spec::Rule::Stats {
-                name, kind, levels, title, search_title, first, require, unless, keys, key_patterns, constants,
+                name,
+                kind,
+                levels,
+                title,
+                search_title,
+                first,
+                require,
+                unless,
+                keys,
+                key_patterns,
+                constants,
                 types,
             } => {
                 let layout = layout_of(kind)?;
@@ -247,8 +288,10 @@ impl Rule {
                     };
                     Ok(StatsKey {
                         field: match &e.field {
-                            Some(f) => Some((*layout.index.get(f).ok_or(format!("no column {f}"))?,
-                                             *types.get(f).unwrap_or(&FieldType::Str))),
+                            Some(f) => Some((
+                                *layout.index.get(f).ok_or(format!("no column {f}"))?,
+                                *types.get(f).unwrap_or(&FieldType::Str),
+                            )),
                             None => None,
                         },
                         units: e.units.clone(),
@@ -259,11 +302,16 @@ impl Rule {
                 let title_c = Compiled::new(&title.pattern, name)?;
                 let search_c = Compiled::new(&search_title.pattern, name)?;
                 Rule::Stats(StatsRule {
-                    head: Head { name: name.clone(), kind: kind.clone(), fallback: false,
-                                 levels: levels.as_ref().map(|l| l.iter().cloned().collect()) },
+                    head: Head {
+                        name: name.clone(),
+                        kind: kind.clone(),
+                        fallback: false,
+                        levels: levels.as_ref().map(|l| l.iter().cloned().collect()),
+                    },
                     first: ids(needles, first, KEY_SEPARATOR),
                     first_texts: first.iter().map(|k| format!("{k}{KEY_SEPARATOR}")).collect(),
-                    first_finders: first.iter()
+                    first_finders: first
+                        .iter()
                         .map(|k| memchr::memmem::Finder::new(format!("{k}{KEY_SEPARATOR}").as_bytes()).into_owned())
                         .collect(),
                     title_fields: field_groups(&title_c, title, layout, &types),
@@ -321,8 +369,11 @@ impl RegexRule {
         let spans = self.full.captures(body)?;
         let mut fields = Fields(self.constants.clone());
         fill(&mut fields, &spans, body, &self.full_fields);
-        let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self.derive.iter()
-            .map(|(col, typ, f, groups, _)| (*col, *typ, f.as_str(), spans.last(body, groups))).collect();
+        let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self
+            .derive
+            .iter()
+            .map(|(col, typ, f, groups, _)| (*col, *typ, f.as_str(), spans.last(body, groups)))
+            .collect();
         self.finish(&mut fields, body, &derive_groups);
         Some(fields)
     }
@@ -332,8 +383,11 @@ impl RegexRule {
         let start = spans.get(self.message_group)?.0;
         let mut fields = Fields(self.constants.clone());
         fill(&mut fields, &spans, text, &self.search_fields);
-        let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self.derive.iter()
-            .map(|(col, typ, f, _, groups)| (*col, *typ, f.as_str(), spans.last(text, groups))).collect();
+        let derive_groups: Vec<(usize, FieldType, &str, Option<&str>)> = self
+            .derive
+            .iter()
+            .map(|(col, typ, f, _, groups)| (*col, *typ, f.as_str(), spans.last(text, groups)))
+            .collect();
         self.finish(&mut fields, &text[start..], &derive_groups);
         Some((start, fields))
     }
@@ -376,7 +430,7 @@ impl StatsRule {
             if let Some(spans) = self.title.captures(head) {
                 let mut fields = Fields(self.constants.clone());
                 let from_title = self.title_values(&spans, head, &self.title_fields);
-                        if let Some(f) = self.pairs(&body[at..], &mut fields, from_title) {
+                if let Some(f) = self.pairs(&body[at..], &mut fields, from_title) {
                     return Some(f);
                 }
             }
@@ -391,7 +445,7 @@ impl StatsRule {
                 let start = spans.get(self.message_group)?.0;
                 let mut fields = Fields(self.constants.clone());
                 let from_title = self.title_values(&spans, head, &self.search_title_fields);
-                        if let Some(f) = self.pairs(&text[at..], &mut fields, from_title) {
+                if let Some(f) = self.pairs(&text[at..], &mut fields, from_title) {
                     return Some((start, f));
                 }
             }
@@ -406,7 +460,8 @@ impl StatsRule {
     fn pairs(&self, text: &str, fields: &mut Fields, from_title: Vec<(usize, Value)>) -> Option<Fields> {
         let pairs = read_pairs(text)?;
         if self.require.iter().any(|k| !pairs.iter().any(|(key, _)| key == k))
-            || self.unless.iter().any(|k| pairs.iter().any(|(key, _)| key == k)) {
+            || self.unless.iter().any(|k| pairs.iter().any(|(key, _)| key == k))
+        {
             return None;
         }
         let mut from_line: Vec<usize> = Vec::with_capacity(pairs.len() + from_title.len());
@@ -452,11 +507,9 @@ impl StatsRule {
     }
 
     fn value_fields(&self, key: &str, value: &str, out: &mut Vec<(usize, Value)>) -> bool {
-        let put = |out: &mut Vec<(usize, Value)>, col: usize, v: Value| {
-            match out.iter_mut().find(|(c, _)| *c == col) {
-                Some(slot) => slot.1 = v,
-                None => out.push((col, v)),
-            }
+        let put = |out: &mut Vec<(usize, Value)>, col: usize, v: Value| match out.iter_mut().find(|(c, _)| *c == col) {
+            Some(slot) => slot.1 = v,
+            None => out.push((col, v)),
         };
         let entry = match self.keys.get(key) {
             Some(e) => e,

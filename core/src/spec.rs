@@ -80,6 +80,9 @@ pub enum Rule {
     },
 }
 
+/// A derived column: its name and its (source column, factor) pairs, the first source set winning.
+pub type DerivedColumn = (String, Vec<(String, f64)>);
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Spec {
     pub version: u32,
@@ -97,7 +100,7 @@ pub struct Spec {
     pub kinds: BTreeMap<String, Vec<(String, String)>>,
     /// kind -> derived columns: (column, [(source column, factor)]), the first source set wins
     #[serde(default)]
-    pub derived: BTreeMap<String, Vec<(String, Vec<(String, f64)>)>>,
+    pub derived: BTreeMap<String, Vec<DerivedColumn>>,
     /// kind -> column -> Parquet field metadata (`description`, `unit`, ...)
     #[serde(default)]
     pub metadata: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>>,

@@ -99,10 +99,15 @@ impl Stamps {
             let regex = Regex::new(&s.pattern).map_err(|e| format!("stamp {}: {e}", s.name))?;
             let index: BTreeMap<&str, usize> =
                 regex.capture_names().enumerate().filter_map(|(i, n)| n.map(|n| (n, i))).collect();
-            let groups = PARTS.iter().map(|part| {
-                s.groups.get(*part).map(|names| names.iter().filter_map(|n| index.get(n.as_str()).copied()).collect())
-                    .unwrap_or_default()
-            }).collect();
+            let groups = PARTS
+                .iter()
+                .map(|part| {
+                    s.groups
+                        .get(*part)
+                        .map(|names| names.iter().filter_map(|n| index.get(n.as_str()).copied()).collect())
+                        .unwrap_or_default()
+                })
+                .collect();
             let locs = std::cell::RefCell::new(regex.capture_locations());
             shapes.push(Shape { regex, locs, groups });
         }
@@ -125,14 +130,20 @@ impl Stamps {
     }
 
     fn parts(&self, found: &[Option<&str>; 10]) -> Option<StampParts> {
-        let get = |name: &str| -> Option<&str> {
-            PARTS.iter().position(|p| *p == name).and_then(|i| found[i])
-        };
+        let get = |name: &str| -> Option<&str> { PARTS.iter().position(|p| *p == name).and_then(|i| found[i]) };
         if let Some(epoch) = get("epoch").filter(|e| !e.is_empty()) {
             let us = epoch_micros(epoch)?;
             return Some(StampParts {
-                completeness: self.epoch_completeness, year: None, month: None, day: None, hour: 0,
-                minute: 0, second: 0, micro: 0, zone: Some(0), epoch_us: Some(us),
+                completeness: self.epoch_completeness,
+                year: None,
+                month: None,
+                day: None,
+                hour: 0,
+                minute: 0,
+                second: 0,
+                micro: 0,
+                zone: Some(0),
+                epoch_us: Some(us),
             });
         }
         let num = |name: &str| -> Option<i64> { get(name).filter(|t| !t.is_empty()).and_then(|t| t.parse().ok()) };
@@ -160,15 +171,27 @@ impl Stamps {
         }
         let zone = zone_minutes(get("tz"));
         let completeness = if year.is_some() {
-            if zone.is_some() { WITH_ZONE } else { WITH_YEAR }
+            if zone.is_some() {
+                WITH_ZONE
+            } else {
+                WITH_YEAR
+            }
         } else if month.is_some() {
             MONTH_DAY
         } else {
             TIME_ONLY
         };
         Some(StampParts {
-            completeness, year, month, day, hour: hour as u32, minute: minute as u32, second: second as u32,
-            micro: micros(get("f")), zone, epoch_us: None,
+            completeness,
+            year,
+            month,
+            day,
+            hour: hour as u32,
+            minute: minute as u32,
+            second: second as u32,
+            micro: micros(get("f")),
+            zone,
+            epoch_us: None,
         })
     }
 }

@@ -77,20 +77,6 @@ pub fn is_word(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strips_colour_and_tails() {
-        assert_eq!(strip_ansi("\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO"), "(APIServer pid=1) INFO");
-        assert_eq!(strip_ansi("[1;36m(A pid=1)[0;0m x"), "(A pid=1) x");
-        assert_eq!(clean_tail("msg   \u{2502}  "), "msg");
-        assert_eq!(clean_tail("msg [repeated 7x across cluster]"), "msg");
-        assert_eq!(cut_chars("héllo", 2), "hé");
-    }
-}
-
 /// Characters that reorder or hide text (bidi embeddings, overrides and isolates, marks,
 /// line/paragraph separators, BOM).
 fn is_format_control(c: u32) -> bool {
@@ -121,4 +107,18 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_colour_and_tails() {
+        assert_eq!(strip_ansi("\x1b[1;36m(APIServer pid=1)\x1b[0;0m INFO"), "(APIServer pid=1) INFO");
+        assert_eq!(strip_ansi("[1;36m(A pid=1)[0;0m x"), "(A pid=1) x");
+        assert_eq!(clean_tail("msg   \u{2502}  "), "msg");
+        assert_eq!(clean_tail("msg [repeated 7x across cluster]"), "msg");
+        assert_eq!(cut_chars("héllo", 2), "hé");
+    }
 }

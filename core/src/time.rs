@@ -214,7 +214,10 @@ impl TimeResolver {
             None
         } else {
             Some(TimeZone::get(&options.zone).map_err(|_| {
-                Error::Input(format!("unknown time zone {:?} (give an IANA name such as Europe/Berlin, or UTC)", options.zone))
+                Error::Input(format!(
+                    "unknown time zone {:?} (give an IANA name such as Europe/Berlin, or UTC)",
+                    options.zone
+                ))
             })?)
         };
         let local = options.mtime_us.map(|us| match &zone {
@@ -278,16 +281,16 @@ impl TimeResolver {
                     Ok(Some(value - i64::from(p.zone.unwrap_or(0)) * 60 * SECOND_US))
                 } else {
                     self.facts.naive += 1;
-                    Ok(self.to_utc(Some(value)))
+                    Ok(self.as_utc(Some(value)))
                 }
             }
             MONTH_DAY => {
                 let value = self.month_day(p);
-                Ok(self.to_utc(value))
+                Ok(self.as_utc(value))
             }
             TIME_ONLY => {
                 let value = self.time_only(p);
-                Ok(self.to_utc(Some(value)))
+                Ok(self.as_utc(Some(value)))
             }
             _ => Ok(None),
         }
@@ -352,12 +355,12 @@ impl TimeResolver {
     }
 
     /// A naive (local civil) time as a UTC instant: the earlier of two in a fold, None in a gap.
-    fn to_utc(&mut self, local: Option<i64>) -> Option<i64> {
+    fn as_utc(&mut self, local: Option<i64>) -> Option<i64> {
         let local = local?;
         self.facts.zone_assumed = true;
         match &self.zone {
             None => Some(local),
-            Some(tz) => self.offsets.to_utc(tz, local),
+            Some(tz) => self.offsets.as_utc(tz, local),
         }
     }
 
@@ -419,7 +422,7 @@ struct OffsetCache {
 }
 
 impl OffsetCache {
-    fn to_utc(&mut self, tz: &TimeZone, local: i64) -> Option<i64> {
+    fn as_utc(&mut self, tz: &TimeZone, local: i64) -> Option<i64> {
         let hour = local.div_euclid(HOUR_US);
         if self.hour != Some(hour) {
             let start = exact_offset(tz, hour * HOUR_US);
@@ -466,8 +469,16 @@ mod tests {
 
     fn stamp(completeness: u8, ymd: (Option<i32>, Option<u32>, Option<u32>), hms: (u32, u32, u32)) -> StampParts {
         StampParts {
-            completeness, year: ymd.0, month: ymd.1, day: ymd.2, hour: hms.0, minute: hms.1, second: hms.2,
-            micro: 0, zone: if completeness == WITH_ZONE { Some(0) } else { None }, epoch_us: None,
+            completeness,
+            year: ymd.0,
+            month: ymd.1,
+            day: ymd.2,
+            hour: hms.0,
+            minute: hms.1,
+            second: hms.2,
+            micro: 0,
+            zone: if completeness == WITH_ZONE { Some(0) } else { None },
+            epoch_us: None,
         }
     }
 
@@ -529,7 +540,12 @@ mod tests {
 
     #[test]
     fn naive_stamps_are_read_in_the_zone_the_earlier_in_a_fold_none_in_a_gap() {
-        let mut r = TimeResolver::new(&TimeOptions { zone: "Europe/Berlin".into(), year: Some(2025), ..TimeOptions::default() }).unwrap();
+        let mut r = TimeResolver::new(&TimeOptions {
+            zone: "Europe/Berlin".into(),
+            year: Some(2025),
+            ..TimeOptions::default()
+        })
+        .unwrap();
         let at = |h: u32, m: u32, d: u32| stamp(WITH_YEAR, (Some(2025), Some(m), Some(d)), (h, 30, 0));
         assert_eq!(r.resolve(Some(&at(12, 7, 1))).unwrap(), Some(utc(2025, 7, 1, 10) + 30 * 60 * SECOND_US));
         assert_eq!(r.resolve(Some(&at(2, 3, 30))).unwrap(), None); // spring forward: no 02:30

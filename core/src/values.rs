@@ -50,7 +50,13 @@ impl Value {
             Value::Int(i) => i.to_string(),
             Value::Float(f) => py_float_repr(*f),
             Value::Str(s) => s.clone(),
-            Value::Bool(b) => if *b { "True".into() } else { "False".into() },
+            Value::Bool(b) => {
+                if *b {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            }
             Value::Floats(v) => {
                 let items: Vec<String> = v.iter().map(|f| py_float_repr(*f)).collect();
                 format!("[{}]", items.join(", "))
@@ -221,9 +227,7 @@ pub fn convert(value: &str, typ: FieldType) -> Value {
                 Value::Null
             }
         }
-        FieldType::Floats => Value::Floats(
-            number_re().find_iter(text).filter_map(|m| py_float(m.as_str())).collect(),
-        ),
+        FieldType::Floats => Value::Floats(number_re().find_iter(text).filter_map(|m| py_float(m.as_str())).collect()),
         FieldType::Str | FieldType::Pairs => Value::Null,
     }
 }

@@ -102,8 +102,16 @@ impl KindWriter {
             Layout::Flat => PathBuf::from(format!("{kind}.parquet")),
             Layout::Hive => PathBuf::from(format!("kind={kind}")),
         };
-        KindWriter { folder: folder.to_path_buf(), name, shape, schema, paths: Vec::new(), writer: None,
-                     rows_in_group: 0, groups_in_file: 0 }
+        KindWriter {
+            folder: folder.to_path_buf(),
+            name,
+            shape,
+            schema,
+            paths: Vec::new(),
+            writer: None,
+            rows_in_group: 0,
+            groups_in_file: 0,
+        }
     }
 
     fn open(&mut self) -> Result<()> {
@@ -207,43 +215,49 @@ impl ParquetSink {
         let failed = std::sync::Arc::new(std::sync::Mutex::new(None));
         let folder = folder.to_path_buf();
         let shared = failed.clone();
-        let thread = std::thread::Builder::new().name("logparse-parquet".into()).spawn(move || {
-            let mut writers: BTreeMap<String, KindWriter> = BTreeMap::new();
-            let mut error: Option<Error> = None;
-            for message in rx {
-                match message {
-                    Message::Rows(kind, schema, batch) => {
-                        if error.is_some() {
-                            continue;
+        let thread = std::thread::Builder::new()
+            .name("logparse-parquet".into())
+            .spawn(move || {
+                let mut writers: BTreeMap<String, KindWriter> = BTreeMap::new();
+                let mut error: Option<Error> = None;
+                for message in rx {
+                    match message {
+                        Message::Rows(kind, schema, batch) => {
+                            if error.is_some() {
+                                continue;
+                            }
+                            let writer = writers
+                                .entry(kind.clone())
+                                .or_insert_with(|| KindWriter::new(&folder, &kind, shape, schema));
+                            if let Err(e) = writer.write(&batch) {
+                                *shared.lock().expect("writer error") = Some(clone_error(&e));
+                                error = Some(e);
+                            }
                         }
-                        let writer = writers.entry(kind.clone())
-                            .or_insert_with(|| KindWriter::new(&folder, &kind, shape, schema));
-                        if let Err(e) = writer.write(&batch) {
-                            *shared.lock().expect("writer error") = Some(clone_error(&e));
-                            error = Some(e);
+                        Message::Close(reply) => {
+                            let result = match error.take() {
+                                Some(e) => Err(e),
+                                None => writers
+                                    .values_mut()
+                                    .try_for_each(KindWriter::close)
+                                    .map(|()| writers.keys().cloned().collect()),
+                            };
+                            if result.is_err() {
+                                writers.values_mut().for_each(KindWriter::abort);
+                            }
+                            let _ = reply.send(result);
+                            return;
                         }
-                    }
-                    Message::Close(reply) => {
-                        let result = match error.take() {
-                            Some(e) => Err(e),
-                            None => writers.values_mut().try_for_each(KindWriter::close)
-                                .map(|()| writers.keys().cloned().collect()),
-                        };
-                        if result.is_err() {
+                        Message::Abort(reply) => {
                             writers.values_mut().for_each(KindWriter::abort);
+                            let _ = reply.send(());
+                            return;
                         }
-                        let _ = reply.send(result);
-                        return;
-                    }
-                    Message::Abort(reply) => {
-                        writers.values_mut().for_each(KindWriter::abort);
-                        let _ = reply.send(());
-                        return;
                     }
                 }
-            }
-            writers.values_mut().for_each(KindWriter::abort);
-        }).expect("spawn the parquet writer");
+                writers.values_mut().for_each(KindWriter::abort);
+            })
+            .expect("spawn the parquet writer");
         ParquetSink { schemas, to_writer: Some(tx), thread: Some(thread), failed }
     }
 

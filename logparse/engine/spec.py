@@ -7,8 +7,10 @@ core refuses such a grammar (`logparse.engine.compiled`) and `patterns check` na
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -191,3 +193,25 @@ def _stats_spec(grammar: Grammar, rule: StatsRule, problems: dict[str, str]) -> 
 def rules_needing_reference(spec: Spec) -> Iterable[str]:
     """Names of the rules the core leaves to the reference parser."""
     return spec.untranslatable.keys()
+
+
+def write_specs(folder: Path) -> list[Path]:
+    """Write the built-in grammar's spec of every engine to `folder/spec-<engine>.json` (the core's
+    benches read them)."""
+    from logparse.grammar import load_grammar
+
+    grammar = load_grammar()
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for engine in sorted(grammar.engines):
+        path = folder / f"spec-{engine}.json"
+        path.write_text(json.dumps(build_spec(grammar, engine).data), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    import sys
+
+    for written in write_specs(Path(sys.argv[1] if len(sys.argv) > 1 else "core/target/bench")):
+        print(written)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,8 @@ def open_reader(source: str | Path | BinaryIO, block_bytes: int | None = None, *
     binary stream. Raises `InputError` when the path cannot be read."""
     core = core_module()
     size = block_bytes or int(os.environ.get("LOGPARSE_BLOCK_BYTES", BLOCK_BYTES))
+    if str(source) == "-":  # Python's stdin, which a caller (a test, an embedding) may have replaced
+        return core.Reader.from_stream(sys.stdin.buffer, describe("-"), size, MAX_LINE_BYTES)
     if isinstance(source, str | Path):
         return core.Reader(str(source), size, MAX_LINE_BYTES)
     return core.Reader.from_stream(source, name or "input", size, MAX_LINE_BYTES)

@@ -41,7 +41,8 @@ class JsonlSink:
             self.held = None
 
     def add(self, kind: str, batch: pa.RecordBatch) -> None:
-        frame = pl.from_arrow(pa.Table.from_batches([batch]))
+        """Take a kind's rows of one block (a pyarrow batch, or any Arrow C-interface batch)."""
+        frame = pl.from_arrow(pa.Table.from_batches([pa.record_batch(batch)]))
         assert isinstance(frame, pl.DataFrame)
         frame = frame.with_columns(pl.col(TIME).dt.to_string("%Y-%m-%dT%H:%M:%S%.6f+00:00"))
         self.pending.append(frame.with_columns(pl.lit(kind).alias("kind")))

@@ -1,4 +1,5 @@
-"""Shared helpers of the ingest tests: compare the core with the reference parser, lines to mix."""
+"""Shared helpers of the ingest tests: a log read whole or in chosen blocks and threads, compared;
+lines to mix."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -6,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 from polars.testing import assert_frame_equal
 
 from logparse.grammar import load_grammar
 from logparse.ingest import IngestResult, ingest
 from logparse.ingest.run import stream_log
-from logparse.ingest.sinks import MemorySink
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
@@ -43,22 +44,24 @@ def assert_same_ingest(want: IngestResult, got: Any, label: str = "") -> None:
     assert_same_tables(want.tables, got.tables, label)
 
 
-def reference(path: Path | str, engine: str = "auto", year: int | None = None) -> IngestResult:
-    return ingest(path, engine=engine, year=year, reference=True)
+def whole(path: Path | str, engine: str = "auto", year: int | None = None) -> IngestResult:
+    """The log read as one block on one thread: what every other split must give."""
+    size = Path(path).stat().st_size if str(path) != "-" else 1 << 30
+    outcome, tables = streamed(path, engine, year=year, block_bytes=size + 1, workers=1)
+    return IngestResult(source=outcome.source, engine=outcome.engine, scores=outcome.scores, tables=tables,
+                        stats=outcome.stats, counts=outcome.counts)
 
 
 def streamed(path: Path | str, engine: str = "auto", *, year: int | None = None, block_bytes: int | None = None,
-             reference: bool = False, workers: int | None = 1) -> tuple[Any, dict[str, pl.DataFrame]]:
-    """An ingest through `stream_log` with chosen blocks: (outcome, tables)."""
-    sink = MemorySink()
-
-    def fresh() -> MemorySink:
-        sink.batches.clear()
-        return sink
-
-    outcome = stream_log(path, load_grammar(), fresh, engine=engine, year=year, block_bytes=block_bytes,
-                         reference=reference, workers=workers)
-    return outcome, sink.tables()
+             workers: int | None = 1) -> tuple[Any, dict[str, pl.DataFrame]]:
+    """An ingest through `stream_log` with chosen blocks and threads: (outcome, tables)."""
+    outcome = stream_log(path, load_grammar(), engine=engine, year=year, block_bytes=block_bytes, workers=workers)
+    tables: dict[str, pl.DataFrame] = {}
+    for kind, batches in sorted(outcome.tables.items()):
+        frame = pl.from_arrow(pa.Table.from_batches(batches))
+        assert isinstance(frame, pl.DataFrame)
+        tables[kind] = frame
+    return outcome, tables
 
 
 def sample_lines(engine: str) -> list[str]:

@@ -1,6 +1,5 @@
-"""`logparse report` with stderr on a terminal: progress is drawn and every log is still read by the
-compiled core, never silently by the reference parser (a progress callback once switched an
-interactive report to the slow path)."""
+"""`logparse report` with stderr on a terminal: progress is drawn and every log is read by the
+compiled core in one call (a progress callback once switched an interactive report to a slow path)."""
 
 from __future__ import annotations
 
@@ -17,14 +16,14 @@ from logparse.cli import cli
 
 
 def test_report_on_a_terminal_reads_with_the_core(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    chosen: list[bool] = []
-    original = run.block_parser
+    chosen: list[str] = []
+    original = run.compiled
 
-    def spy(*args: Any, reference: bool = False, **kwargs: Any) -> Any:
-        chosen.append(reference)
-        return original(*args, reference=reference, **kwargs)
+    def spy(grammar: Any, engine: str) -> Any:
+        chosen.append(engine)
+        return original(grammar, engine)
 
-    monkeypatch.setattr(run, "block_parser", spy)
+    monkeypatch.setattr(run, "compiled", spy)
     leader, follower = os.openpty()
     with os.fdopen(follower, "w", buffering=1) as terminal:
         assert terminal.isatty()
@@ -34,5 +33,5 @@ def test_report_on_a_terminal_reads_with_the_core(tmp_path: Path, monkeypatch: p
     drawn = os.read(leader, 1 << 16).decode()
     os.close(leader)
     assert "reading" in drawn and "gpustack-64k.log" in drawn, drawn  # progress went to the terminal
-    assert chosen == [False, False]
+    assert chosen == ["vllm", "sglang"]
     assert (tmp_path / "r" / "index.html").is_file()

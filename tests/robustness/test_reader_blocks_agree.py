@@ -1,5 +1,5 @@
-"""`iter_lines` against an oracle written from the documented rules, and `iter_blocks` against
-`iter_lines`: for any bytes, any cap on line length and any way the stream hands its bytes over."""
+"""The core's reader (`iter_lines`) against an oracle written from the documented rules, for any
+bytes, any cap on line length, any block size and any way the stream hands its bytes over."""
 from __future__ import annotations
 
 import io
@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from logparse.ingest import reader
-from logparse.ingest.reader import Block, ReadStats, _decode, iter_blocks, iter_lines
+from logparse.ingest.reader import ReadStats, iter_lines
 
 
 class Dribble(io.RawIOBase):
@@ -72,20 +72,6 @@ def oracle(data: bytes, limit: int) -> Expected:
     return out
 
 
-def lines_of_blocks(blocks: list[Block]) -> list[bytes]:
-    """The raw lines of consecutive blocks, taken apart without `Block.raw_lines`."""
-    raws: list[bytes] = []
-    for block in blocks:
-        assert block.first_line == len(raws) + 1 and block.lines >= 1
-        pieces = block.data.split(b"\n")
-        if block.data.endswith(b"\n"):
-            pieces.pop()
-        assert len(pieces) == block.lines and (not block.cut or block.lines == 1)
-        assert block.raw_lines() == pieces
-        raws.extend(pieces)
-    return raws
-
-
 pieces = st.sampled_from([b"\n", b"\r\n", b"\r", b"\x00", b"\xff", b"\xe2\x82", b"\xe2\x82\xac", b"\xc3\xa9",
                           b"a", b"line", b"\n\n"])
 read_sizes = st.lists(st.integers(1, 30), min_size=1, max_size=6)
@@ -102,12 +88,12 @@ def capped_logs(draw: st.DrawFn) -> tuple[bytes, int]:
 
 
 @settings(max_examples=300)
-@given(log=capped_logs(), block=st.integers(1, 24), sizes=read_sizes)
-@example(log=(b"", 4), block=3, sizes=[5])
-@example(log=(b"abcd\r\nabcde\r\nabcdef", 4), block=3, sizes=[1])
-@example(log=(b"x" * 30 + b"\n" + b"y" * 30, 5), block=64, sizes=[64])  # long lines inside one read
-def test_iter_lines_follows_the_rules_and_iter_blocks_gives_the_same_lines(
-        log: tuple[bytes, int], block: int, sizes: list[int]) -> None:
+@given(log=capped_logs(), block=st.integers(1, 24), other=st.integers(1, 64), sizes=read_sizes)
+@example(log=(b"", 4), block=3, other=5, sizes=[5])
+@example(log=(b"abcd\r\nabcde\r\nabcdef", 4), block=3, other=1, sizes=[1])
+@example(log=(b"x" * 30 + b"\n" + b"y" * 30, 5), block=64, other=7, sizes=[64])  # long lines inside one read
+def test_the_reader_follows_the_rules_whatever_the_blocks(
+        log: tuple[bytes, int], block: int, other: int, sizes: list[int]) -> None:
     data, limit = log
     expected = oracle(data, limit)
     with mock.patch.object(reader, "MAX_LINE_BYTES", limit), mock.patch.object(reader, "BLOCK_SIZE", block):
@@ -115,10 +101,7 @@ def test_iter_lines_follows_the_rules_and_iter_blocks_gives_the_same_lines(
         got = list(iter_lines(Dribble(data, sizes), stats))  # type: ignore[arg-type]
         assert got == expected.lines
         assert stats == expected.stats
-        for split_lines in (False, True):
-            block_stats = ReadStats()
-            blocks = list(iter_blocks(Dribble(data, sizes), block_stats,  # type: ignore[arg-type]
-                                      block_bytes=block, split_lines=split_lines))
-            decoded = [(n, _decode(raw, block_stats)) for n, raw in enumerate(lines_of_blocks(blocks), 1)]
-            assert decoded == got
-            assert block_stats == stats
+    with mock.patch.object(reader, "MAX_LINE_BYTES", limit), mock.patch.object(reader, "BLOCK_SIZE", other):
+        again = ReadStats()
+        assert list(iter_lines(Dribble(data, sizes[::-1]), again)) == expected.lines  # type: ignore[arg-type]
+        assert again == expected.stats
