@@ -74,7 +74,7 @@ def degradation_chart(
     x = alt.X(
         "input_tokens:Q",
         title="context length (input tokens per request)",
-        scale=alt.Scale(type="log", base=2, nice=False, padding=24),
+        scale=alt.Scale(type="log", base=2, nice=False, padding=44),
         axis=axis,
     )
     y = alt.Y(
@@ -99,7 +99,8 @@ def degradation_chart(
     # to a selection only there.
     line = base.mark_line(strokeWidth=2.5).encode(detail="series:N").add_params(pick)
     points = base.mark_point(filled=True, size=80).encode(tooltip=tooltip).add_params(zoom())
-    labels = base.mark_text(dy=-11, fontSize=10).encode(text="n_label:N")
+    # Labels beside the points, not above: the top point's label stays inside the plot.
+    labels = base.mark_text(align="left", baseline="middle", dx=7, fontSize=10).encode(text="n_label:N")
     return alt.layer(line, points, labels).properties(
         width=width, height=height, title=title(heading, subtitle)
     )

@@ -58,7 +58,9 @@ def kv_usage_chart(
         .mark_area(color="#72b7b2", opacity=0.55, line={"color": "#3a8a84"}, interpolate="step-after")
         .encode(
             x=alt.X("time:T", title="time", axis=alt.Axis(format="%H:%M:%S", labelAngle=0)),
-            y=alt.Y("used:Q", title=y_title, axis=alt.Axis(format=fmt), scale=alt.Scale(zero=True)),
+            y=alt.Y(
+                "used:Q", title=y_title, axis=alt.Axis(format=fmt), scale=alt.Scale(zero=True), stack=None
+            ),
             tooltip=tooltip,
             **({"detail": "segment:N"} if "segment" in data.columns else {}),
         )

@@ -353,7 +353,7 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
                 windows=windows,
                 events=R.thin(events, max_points=R.MAX_POINTS),  # the caption counts them all
                 heading=f"Decode timeline: {run.name}",
-                subtitle="stable windows shaded; OOM, preemption and JIT events as rules",
+                subtitle="stable windows shaded; OOM, preemption and JIT events as rules; " + R.gap_note(run),
             ),
             {"samples": samples, "windows": windows, "events": events},
         )
@@ -368,7 +368,13 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
             sec,
             f"KV cache usage: {run.name}",
             F.kv_caption(run, usage, unit),
-            C.kv_usage_chart(usage, pool, unit=unit, heading=f"KV cache usage: {run.name}"),
+            C.kv_usage_chart(
+                usage,
+                pool,
+                unit=unit,
+                heading=f"KV cache usage: {run.name}",
+                subtitle=R.gap_note(run),
+            ),
             {"usage": usage, "pool": pool},
         )
 

@@ -75,6 +75,14 @@ def idle_gap(run: LogRun) -> float | None:
     return None if gap is None else float(gap)
 
 
+def gap_note(run: LogRun) -> str:
+    """What a gap in the run's time series means, for a chart's subtitle."""
+    gap = idle_gap(run)
+    if gap is None:
+        return "lines join every printed sample"
+    return f"a gap: no line for more than {gap:g} s (idle, as the phases count it)"
+
+
 def tokens_label(tokens: float | None) -> str:
     """`64K` for 65,536 or 64,000, `200K` for 200,000 (`analysis.text.tokens_label`, as the
     analysis tables label input lengths)."""
