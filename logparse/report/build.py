@@ -17,15 +17,11 @@ from logparse.report import findings as F
 from logparse.report import frames as R
 from logparse.report.digest import slug
 from logparse.report.facts import run_facts
+from logparse.report.sections import ACROSS, ANSWER, CLIENT
 from logparse.store import check_writable, output_dir, write_csv
 
 if TYPE_CHECKING:
     from logparse.bench.analyze import BenchAnalysis
-
-
-ANSWER = "answer"  # the first screen: the verdict charts beside the Core Result
-ACROSS = "across runs"  # charts that overlay every run
-CLIENT = "client benchmark"
 
 
 @dataclass

@@ -28,6 +28,7 @@ from logparse.report.digest import (
     table_anchor,
     top,
 )
+from logparse.report.sections import ACROSS, ANSWER, CLIENT
 
 if TYPE_CHECKING:
     from logparse.report.build import Report
@@ -114,6 +115,11 @@ def _place_links(places: Sequence[Place]) -> str:
     return ", ".join(f'<a href="#{esc(p.evidence)}">{esc(p.where)}</a>' for p in places)
 
 
+def _also(places: Sequence[Place]) -> str:
+    """The other places a finding was seen (each with its own figures in the Diagnostics)."""
+    return f"; also in {_place_links(places)}" if places else ""
+
+
 def _top_findings_html(found: Sequence[Finding], total: int) -> str:
     shown = top(found)
     if not shown:
@@ -122,7 +128,7 @@ def _top_findings_html(found: Sequence[Finding], total: int) -> str:
         items = "".join(
             f'<li><span class="sev sev-{esc(f.severity)}">{esc(f.severity)}</span>'
             f'<a class="code" href="#{esc(f.anchor)}">{esc(f.code)}</a> {esc(f.places[0].message)} '
-            f'<span class="where">— evidence: {_place_links(f.places)}</span></li>'
+            f'<span class="where">— {_place_links(f.places[:1])}{_also(f.places[1:])}</span></li>'
             for f in shown
         )
         body = f'<ol class="findings">{items}</ol>'
@@ -201,7 +207,6 @@ def render_html(report: Report) -> str:
     """The whole page as one string: the answer first, then the overlays, the client benchmark,
     a card per run, the diagnostics and the tables; styles, scripts and the Vega bundle inlined."""
     from logparse.report.assets import CSS, EMBED_JS, ERROR_HOOK_JS
-    from logparse.report.build import ACROSS, ANSWER, CLIENT
     from logparse.report.cards import card_html
     from logparse.report.render import javascript_bundle, script_json
 
@@ -317,7 +322,9 @@ def render_markdown(report: Report) -> str:
     if found:
         out += ["## Findings", ""]
         for f in found:
-            where = ", ".join(p.where for p in f.places)
+            where = f.places[0].where + (
+                "; also in " + ", ".join(p.where for p in f.places[1:]) if f.places[1:] else ""
+            )
             out.append(f"- **{_md(f.severity)}** `{_md(f.code)}` ({_md(where)}): {_md(f.places[0].message)}")
         out.append("")
     if report.charts:

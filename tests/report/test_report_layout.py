@@ -16,8 +16,9 @@ from report_inputs import ROOT, bench_file, gpustack_logs, gpustack_report  # no
 
 from logparse.report import digest
 from logparse.report import frames as R
-from logparse.report.build import ANSWER, load_runs
+from logparse.report.build import load_runs
 from logparse.report.findings import coldstart_caption
+from logparse.report.sections import ANSWER
 
 HYBRID = ROOT / "fixtures" / "sglang" / "emulated-0.5.6-hybrid-spec.log"  # 44 s of silence between phases
 
