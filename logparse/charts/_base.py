@@ -107,3 +107,33 @@ def reference_rule(
 
     enc = {"y": alt.datum(y)} if y is not None else {"x": alt.datum(x)}
     return alt.Chart(alt.Data(values=[{}])).mark_rule(color=color, strokeDash=list(dash)).encode(**enc)
+
+
+# -- interaction (Vega-Lite parameters; the page runs them offline) ------------------------------
+
+ZOOM = "zoom"  # the name of every chart's scale-bound interval selection (zoom / pan)
+PICK = "pick"  # the name of every multi-run chart's legend-bound point selection
+DIMMED = 0.12  # opacity of what the legend selection leaves out
+
+
+def zoom(*, encodings: Sequence[str] = ("x",)) -> alt.Parameter:
+    """Zoom with the wheel, pan by dragging: an interval selection bound to the scales of
+    `encodings` (the time or context axis). Add it to one view of a chart only."""
+    import altair as alt
+
+    return alt.selection_interval(name=ZOOM, bind="scales", encodings=list(encodings))  # type: ignore[arg-type]
+
+
+def legend_pick(field: str) -> alt.Parameter:
+    """Click a legend entry to show that run (shift-click for several), click again or double-click
+    the plot to show every run: a point selection on `field` bound to the legend."""
+    import altair as alt
+
+    return alt.selection_point(name=PICK, fields=[field], bind="legend")
+
+
+def picked(param: alt.Parameter, *, on: float = 1.0, off: float = DIMMED) -> Any:
+    """An opacity that dims the marks the legend selection `param` leaves out."""
+    import altair as alt
+
+    return alt.condition(param, alt.value(on), alt.value(off))

@@ -12,6 +12,8 @@ from logparse.charts._base import (
     WIDTH,
     chart_data,
     color_scale,
+    legend_pick,
+    picked,
     reference_rule,
     require,
     title,
@@ -54,6 +56,8 @@ def bench_metric_chart(
     slo: pl.DataFrame | None = None,
     width: int = SMALL_WIDTH,
     height: int = SMALL_HEIGHT,
+    pick: alt.Parameter | None = None,
+    owns_pick: bool = True,
 ) -> alt.LayerChart | alt.FacetChart:
     """One metric against concurrency: a line per configuration, solid mean and dashed P90.
 
@@ -68,10 +72,14 @@ def bench_metric_chart(
         Thresholds to draw as rules: ``metric``, ``threshold``, ``label``.
     width, height
         Panel size.
+    pick, owns_pick
+        The legend selection of configurations (default: a new one); `owns_pick` False when
+        another panel of the same chart defines it (a selection is defined in one view only).
     """
     import altair as alt
 
     require(frame, METRIC_COLUMNS, chart="bench_metric_chart")
+    pick = pick if pick is not None else legend_pick("config")
     data = chart_data(frame, METRIC_COLUMNS)
     configs = unique(data, "config")
     base = (
@@ -82,6 +90,7 @@ def bench_metric_chart(
             y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=True)),
             color=alt.Color("config:N", title="configuration", scale=color_scale(configs), sort=configs),
             detail="stat:N",
+            opacity=picked(pick),
         )
     )
     dash = alt.StrokeDash(
@@ -91,9 +100,16 @@ def bench_metric_chart(
         scale=alt.Scale(domain=["mean", "P90"], range=[[1, 0], [5, 3]]),
         legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2, symbolSize=300),
     )
-    tooltip = ["config:N", "concurrency:Q", "stat:N", alt.Tooltip("value:Q", title=metric, format=",.2f")]
+    tooltip = [
+        alt.Tooltip("config:N", title="configuration"),
+        alt.Tooltip("concurrency:Q", title="concurrency (requests in flight)"),
+        alt.Tooltip("stat:N", title="statistic"),
+        alt.Tooltip("value:Q", title=metric, format=",.2f"),
+    ]
+    # The legend selection lives on the first layer (Vega-Lite binds a layer chart's legend there).
+    line = base.mark_line(strokeWidth=1.8).encode(strokeDash=dash)
     layers: list[alt.Chart] = [
-        base.mark_line(strokeWidth=1.8).encode(strokeDash=dash),
+        line.add_params(pick) if owns_pick else line,
         base.mark_point(filled=True, size=22).encode(tooltip=tooltip),
     ]
     if slo is not None and metric in unique(slo, "metric"):
@@ -122,7 +138,11 @@ def bench_metrics_chart(
 
     require(frame, METRIC_COLUMNS, chart="bench_metrics_chart")
     metrics = unique(frame, "metric")
-    panels = [bench_metric_chart(frame, metric=m, slo=slo) for m in metrics]
+    pick = legend_pick("config")
+    panels = [
+        bench_metric_chart(frame, metric=m, slo=slo, pick=pick, owns_pick=i == 0)
+        for i, m in enumerate(metrics)
+    ]
     rows = [alt.hconcat(*panels[i : i + columns], spacing=24) for i in range(0, len(panels), columns)]
     return alt.vconcat(*rows, spacing=16).properties(title=title(heading, subtitle))
 
@@ -155,11 +175,16 @@ def aggregate_output_chart(
     color = alt.Color("config:N", title="configuration", scale=color_scale(configs), sort=configs)
     x = _concurrency_axis(data)
     y = alt.Y("aggregate_tps:Q", title="aggregate output tok/s")
-    base = alt.Chart(data).encode(x=x, y=y, color=color)
+    pick = legend_pick("config")
+    base = alt.Chart(data).encode(x=x, y=y, color=color, opacity=picked(pick))
     layers: list[alt.Chart] = [
-        base.mark_line(strokeWidth=2),
+        base.mark_line(strokeWidth=2).add_params(pick),
         base.mark_point(filled=True, size=30).encode(
-            tooltip=["config:N", "concurrency:Q", alt.Tooltip("aggregate_tps:Q", format=",.0f")]
+            tooltip=[
+                alt.Tooltip("config:N", title="configuration"),
+                alt.Tooltip("concurrency:Q", title="concurrency (requests in flight)"),
+                alt.Tooltip("aggregate_tps:Q", title="aggregate output tok/s (estimate)", format=",.0f"),
+            ]
         ),
     ]
     if MEASURED_COLUMN in data.columns and data.get_column(MEASURED_COLUMN).drop_nulls().len():
@@ -255,17 +280,27 @@ def spec_speedup_chart(
     data = chart_data(frame, [*SPEEDUP_COLUMNS, "direct_tps", "spec_tps"])
     series = unique(data, "series")
     color = alt.Color("series:N", title="engine", scale=color_scale(series), sort=series)
+    pick = legend_pick("series")
     base = alt.Chart(data).encode(
         x=_concurrency_axis(data),
         y=alt.Y("ratio:Q", title="spec TPS / direct TPS", axis=alt.Axis(format=".2~f")),
         color=color,
+        opacity=picked(pick),
     )
-    tooltip = ["series:N", "concurrency:Q", alt.Tooltip("ratio:Q", format=".2f")]
-    tooltip += [alt.Tooltip(f"{c}:Q", format=".1f") for c in ("direct_tps", "spec_tps") if c in data.columns]
+    tooltip = [
+        alt.Tooltip("series:N", title="engine"),
+        alt.Tooltip("concurrency:Q", title="concurrency (requests in flight)"),
+        alt.Tooltip("ratio:Q", title="speedup (spec / direct TPS)", format=".2f"),
+    ]
+    tooltip += [
+        alt.Tooltip(f"{c}:Q", title=f"{c.split('_')[0]} TPS per user (tok/s)", format=".1f")
+        for c in ("direct_tps", "spec_tps")
+        if c in data.columns
+    ]
     layers: list[alt.Chart] = [
-        reference_rule(y=1.0, color="#555555"),
-        base.mark_line(strokeWidth=2),
+        base.mark_line(strokeWidth=2).add_params(pick),
         base.mark_point(filled=True, size=40).encode(tooltip=tooltip),
+        reference_rule(y=1.0, color="#555555"),
     ]
     if break_even is not None and not break_even.is_empty():
         require(break_even, BREAK_EVEN_COLUMNS, chart="spec_speedup_chart (break_even)")
@@ -281,7 +316,11 @@ def spec_speedup_chart(
 
 
 def slo_heatmap_chart(
-    frame: pl.DataFrame, *, heading: str = "SLO compliance", subtitle: str | None = None
+    frame: pl.DataFrame,
+    *,
+    heading: str = "SLO compliance",
+    subtitle: str | None = None,
+    cell: tuple[int, int] = (54, 30),
 ) -> alt.FacetChart | alt.LayerChart:
     """A cell per configuration × concurrency coloured by SLO status, with ✓/✗ marks.
 
@@ -292,6 +331,8 @@ def slo_heatmap_chart(
         TTFT then TPS); optional ``basis`` (one row of cells per basis), ``ttft_ms``, ``tps``.
     heading, subtitle
         The chart title.
+    cell
+        Width and height of a cell in pixels.
     """
     import altair as alt
 
@@ -301,8 +342,15 @@ def slo_heatmap_chart(
     levels = sorted({int(v) for v in data.get_column("concurrency").drop_nulls().to_list()})
     present = [s for s in SLO_STATUSES if s in unique(data, "status")]
     colors = [SLO_COLORS[SLO_STATUSES.index(s)] for s in present]
-    tooltip: list[str | alt.Tooltip] = ["config:N", "concurrency:O", "status:N"]
-    tooltip += [alt.Tooltip(f"{c}:Q", format=",.1f") for c in ("ttft_ms", "tps") if c in data.columns]
+    tooltip: list[str | alt.Tooltip] = [
+        alt.Tooltip("config:N", title="configuration"),
+        alt.Tooltip("concurrency:O", title="concurrency (requests in flight)"),
+        alt.Tooltip("status:N", title="SLO status"),
+    ]
+    units = {"ttft_ms": "TTFT (ms)", "tps": "TPS per user (tok/s)"}
+    tooltip += [
+        alt.Tooltip(f"{c}:Q", title=units[c], format=",.1f") for c in ("ttft_ms", "tps") if c in data.columns
+    ]
     faceted = "basis" in data.columns
     base = (alt.Chart() if faceted else alt.Chart(data)).encode(
         x=alt.X("concurrency:O", title="concurrency", sort=levels, axis=alt.Axis(labelAngle=0)),
@@ -318,7 +366,10 @@ def slo_heatmap_chart(
         tooltip=tooltip,
     )
     marks = base.mark_text(fontSize=13).encode(text="marks:N")
-    size = {"width": max(200, 54 * len(levels)), "height": max(60, 30 * len(configs))}
+    size = {
+        "width": max(4 * cell[0], cell[0] * len(levels)),
+        "height": max(2 * cell[1], cell[1] * len(configs)),
+    }
     if faceted:
         return (
             alt.layer(cells, marks, data=data)

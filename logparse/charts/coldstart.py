@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from logparse.charts._base import WIDTH, chart_data, require, title, unique
+from logparse.charts._base import WIDTH, chart_data, require, title, unique, zoom
 
 if TYPE_CHECKING:
     import altair as alt
@@ -71,8 +71,8 @@ def coldstart_chart(
     tooltip = [
         "rank:N",
         "stage:N",
-        alt.Tooltip("start_s:Q", title="start (s)", format=".1f"),
-        alt.Tooltip("end_s:Q", title="end (s)", format=".1f"),
+        alt.Tooltip("start_s:Q", title="start (s since the first line)", format=".1f"),
+        alt.Tooltip("end_s:Q", title="end (s since the first line)", format=".1f"),
     ]
     if "seconds" in data.columns:
         tooltip.append(alt.Tooltip("seconds:Q", title="duration (s)", format=".1f"))
@@ -91,6 +91,7 @@ def coldstart_chart(
             color=color,
             tooltip=tooltip,
         )
+        .add_params(zoom())
     )
     layers: list[alt.Chart] = [bars]
     if marks is not None:
@@ -101,7 +102,11 @@ def coldstart_chart(
                 x="at_s:Q",
                 y=y,
                 color=color,
-                tooltip=["rank:N", "stage:N", alt.Tooltip("at_s:Q", title="at (s)", format=".1f")],
+                tooltip=[
+                    "rank:N",
+                    "stage:N",
+                    alt.Tooltip("at_s:Q", title="at (s since the first line)", format=".1f"),
+                ],
             )
         )
     height = max(80, len(ranks) * max(22, 8 * len(span_stages)))

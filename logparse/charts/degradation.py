@@ -1,17 +1,29 @@
-"""Degradation curve: stable per-request decode throughput against context length."""
+"""Degradation curve: stable per-request decode throughput against context length, every run a
+point, one line per series (engine, or engine and N)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
 
-from logparse.charts._base import HEIGHT, SMALL_WIDTH, chart_data, color_scale, require, title, unique
+from logparse.charts._base import (
+    HEIGHT,
+    chart_data,
+    color_scale,
+    legend_pick,
+    picked,
+    require,
+    title,
+    unique,
+    zoom,
+)
 
 if TYPE_CHECKING:
     import altair as alt
     import polars as pl
 
 DEGRADATION_COLUMNS = ("series", "input_tokens", "per_request_tps", "ms_per_token", "n_label")
+DEGRADATION_WIDTH = 440
 
 
 def degradation_chart(
@@ -19,22 +31,27 @@ def degradation_chart(
     *,
     heading: str = "Decode throughput against context length",
     subtitle: str | None = None,
-) -> alt.HConcatChart:
-    """Two panels against context length: per-request tok/s and ms/token, one line per series.
+    width: int = DEGRADATION_WIDTH,
+    height: int = HEIGHT - 70,
+) -> alt.LayerChart | alt.FacetChart:
+    """Per-request decode tok/s of each stable window against context length, one line per series.
 
     Parameters
     ----------
     frame
         One row per stable window: ``series`` (engine or run: one line each), ``input_tokens``
-        (context length), ``per_request_tps``, ``ms_per_token``, ``n_label`` (the point label,
-        e.g. ``N=10``); optional ``context_label`` and ``context_tick`` (axis label and tick
-        position of the row's context length, e.g. ``64K`` at 64,000), ``source`` and
-        ``concurrency`` for the tooltip.
+        (context length), ``per_request_tps``, ``ms_per_token`` (in the tooltip), ``n_label``
+        (the point label, e.g. ``N=10``); optional ``context_label`` and ``context_tick`` (axis
+        label and tick position of the row's context length, e.g. ``64K`` at 64,000), ``source``
+        (the run) and ``concurrency`` for the tooltip.
     heading, subtitle
         The chart title.
+    width, height
+        The plot's size in pixels.
 
     When two series cross between two context lengths the lines cross too: the crossover is
-    the intersection, drawn, not computed.
+    the intersection, drawn, not computed. The context axis zooms and pans; the legend picks
+    series.
     """
     import altair as alt
 
@@ -57,27 +74,33 @@ def degradation_chart(
     x = alt.X(
         "input_tokens:Q",
         title="context length (input tokens per request)",
-        scale=alt.Scale(type="log", base=2, nice=False, padding=24),
+        scale=alt.Scale(type="log", base=2, nice=False, padding=44),
         axis=axis,
     )
+    y = alt.Y(
+        "per_request_tps:Q",
+        title="decode tok/s per request (stable window)",
+        scale=alt.Scale(zero=True, nice=True),
+    )
+    pick = legend_pick("series")
     color = alt.Color("series:N", title="engine / run", scale=color_scale(series), sort=series)
-    tooltip = [
-        alt.Tooltip(c, title=c.replace("_", " "))
-        for c in ("series", "source", "input_tokens", "concurrency")
-        if c in data.columns
+    tooltip = [alt.Tooltip("series:N", title="series")]
+    if "source" in data.columns:
+        tooltip.append(alt.Tooltip("source:N", title="run"))
+    tooltip.append(alt.Tooltip("input_tokens:Q", title="context (tokens per request)", format=","))
+    if "concurrency" in data.columns:
+        tooltip.append(alt.Tooltip("concurrency:Q", title="N (requests decoding)"))
+    tooltip += [
+        alt.Tooltip("per_request_tps:Q", title="decode tok/s per request", format=".1f"),
+        alt.Tooltip("ms_per_token:Q", title="ms per output token", format=".1f"),
     ]
-    base = alt.Chart(data).encode(x=x, color=color)
-
-    def panel(field: str, axis_title: str, fmt: str) -> alt.LayerChart | alt.FacetChart:
-        y = alt.Y(f"{field}:Q", title=None, scale=alt.Scale(zero=True, nice=True))
-        tips = [*tooltip, alt.Tooltip(f"{field}:Q", title=axis_title, format=fmt)]
-        line = base.mark_line(strokeWidth=2.5).encode(y=y, detail="series:N")
-        points = base.mark_point(filled=True, size=70).encode(y=y, tooltip=tips)
-        labels = base.mark_text(dy=-11, fontSize=10).encode(y=y, text="n_label:N")
-        return alt.layer(line, points, labels).properties(
-            width=SMALL_WIDTH + 40, height=HEIGHT, title=axis_title
-        )
-
-    left = panel("per_request_tps", "decode tok/s per request (stable window)", ".1f")
-    right = panel("ms_per_token", "ms per output token", ".1f")
-    return alt.hconcat(left, right, spacing=28).properties(title=title(heading, subtitle))
+    base = alt.Chart(data).encode(x=x, y=y, color=color, opacity=picked(pick))
+    # The legend selection lives on the first layer: Vega-Lite binds the legend of a layer chart
+    # to a selection only there.
+    line = base.mark_line(strokeWidth=2.5).encode(detail="series:N").add_params(pick)
+    points = base.mark_point(filled=True, size=80).encode(tooltip=tooltip).add_params(zoom())
+    # Labels beside the points, not above: the top point's label stays inside the plot.
+    labels = base.mark_text(align="left", baseline="middle", dx=7, fontSize=10).encode(text="n_label:N")
+    return alt.layer(line, points, labels).properties(
+        width=width, height=height, title=title(heading, subtitle)
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from logparse.charts._base import WIDTH, chart_data, color_scale, require, title, unique
+from logparse.charts._base import WIDTH, chart_data, color_scale, require, title, unique, zoom
 
 if TYPE_CHECKING:
     import altair as alt
@@ -44,13 +44,13 @@ def prefill_chunk_chart(
         detail="request:N",
     )
     tooltip = [
-        alt.Tooltip("request:N"),
-        alt.Tooltip("chunk:Q"),
-        alt.Tooltip("cached_tokens:Q", format=","),
-        alt.Tooltip("input_tps:Q", format=",.0f"),
+        alt.Tooltip("request:N", title="request"),
+        alt.Tooltip("chunk:Q", title="chunk (0 = first)"),
+        alt.Tooltip("cached_tokens:Q", title="cached before the chunk (tokens)", format=","),
+        alt.Tooltip("input_tps:Q", title="chunk input tok/s", format=",.0f"),
     ]
     if "new_token" in data.columns:
-        tooltip.append(alt.Tooltip("new_token:Q", format=","))
+        tooltip.append(alt.Tooltip("new_token:Q", title="chunk size (tokens)", format=","))
     lines = base.mark_line(strokeWidth=1.3, opacity=0.7)
     points = base.mark_point(filled=True, size=45, opacity=0.9).encode(tooltip=tooltip)
     if "chunk_kind" in data.columns:
@@ -62,6 +62,8 @@ def prefill_chunk_chart(
                 sort=kinds,
                 scale=alt.Scale(domain=kinds, range=["circle", "diamond"]),
             ),
-            tooltip=[*tooltip, "chunk_kind:N"],
+            tooltip=[*tooltip, alt.Tooltip("chunk_kind:N", title="chunk")],
         )
-    return alt.layer(lines, points).properties(width=WIDTH, height=260, title=title(heading, subtitle))
+    return alt.layer(lines, points.add_params(zoom())).properties(
+        width=WIDTH, height=260, title=title(heading, subtitle)
+    )

@@ -13,6 +13,7 @@ from logparse.charts._base import (
     require,
     title,
     unique,
+    zoom,
 )
 
 if TYPE_CHECKING:
@@ -37,7 +38,8 @@ def decode_timeline_chart(
     Parameters
     ----------
     samples
-        One row per stats sample: ``time``, ``gen_tps``, ``running``, ``waiting``.
+        One row per stats sample: ``time``, ``gen_tps``, ``running``, ``waiting``; optional
+        ``segment`` (the lines break where it changes: a silence in the log is a gap).
     windows
         Stable decode windows to shade: ``start``, ``end``, ``label`` (e.g. ``stable N=10``).
     events
@@ -82,19 +84,23 @@ def decode_timeline_chart(
             .encode(x="start:T", y=alt.value(0), text="label:N")
         )
         layers += [shade, label]
+    sample_data = chart_data(samples, [*SAMPLE_COLUMNS, "segment"])
+    gaps = {"detail": "segment:N"} if "segment" in sample_data.columns else {}
     gen = (
-        alt.Chart(chart_data(samples, [*SAMPLE_COLUMNS]))
+        alt.Chart(sample_data)
         .mark_line(color="#4c78a8", strokeWidth=1.6, point=alt.OverlayMarkDef(size=12, color="#4c78a8"))
         .encode(
             x=time_x(),
             y=alt.Y("gen_tps:Q", title="generation tok/s (all requests)"),
             tooltip=[
-                alt.Tooltip("time:T", format="%H:%M:%S"),
-                alt.Tooltip("gen_tps:Q", format=".1f"),
-                "running:Q",
-                "waiting:Q",
+                alt.Tooltip("time:T", title="time", format="%H:%M:%S"),
+                alt.Tooltip("gen_tps:Q", title="generation tok/s", format=".1f"),
+                alt.Tooltip("running:Q", title="requests running"),
+                alt.Tooltip("waiting:Q", title="requests waiting"),
             ],
+            **gaps,
         )
+        .add_params(zoom())
     )
     layers.append(gen)
     strip = None
@@ -124,7 +130,7 @@ def decode_timeline_chart(
         )
     top = alt.layer(*layers).properties(width=WIDTH + 120, height=220)
     queue = (
-        alt.Chart(chart_data(samples, [*SAMPLE_COLUMNS]))
+        alt.Chart(sample_data)
         .transform_fold(["running", "waiting"], as_=["queue", "requests"])
         .mark_line(strokeWidth=1.5, interpolate="step-after")
         .encode(
@@ -135,7 +141,12 @@ def decode_timeline_chart(
                 title="requests",
                 scale=alt.Scale(domain=["running", "waiting"], range=["#54a24b", "#e45756"]),
             ),
-            tooltip=[alt.Tooltip("time:T", format="%H:%M:%S"), "queue:N", "requests:Q"],
+            tooltip=[
+                alt.Tooltip("time:T", title="time", format="%H:%M:%S"),
+                alt.Tooltip("queue:N", title="queue"),
+                alt.Tooltip("requests:Q", title="requests"),
+            ],
+            **gaps,
         )
         .properties(width=WIDTH + 120, height=110)
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -16,7 +15,9 @@ from logparse.errors import InputError, LogparseError
 from logparse.escape import for_terminal
 from logparse.report import findings as F
 from logparse.report import frames as R
+from logparse.report.digest import slug
 from logparse.report.facts import run_facts
+from logparse.report.sections import ACROSS, ANSWER, CLIENT
 from logparse.store import check_writable, output_dir, write_csv
 
 if TYPE_CHECKING:
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class ChartItem:
-    """One chart of the report: where it goes, what it says, and the frames it encodes."""
+    """One chart of the report: where it goes (`ANSWER`, `ACROSS`, `CLIENT` or a run's name),
+    what it says, and the frames it encodes."""
 
     id: str
     section: str
@@ -84,11 +86,6 @@ class Progress:
             print(
                 f"[{time.monotonic() - self.t0:6.1f}s] {for_terminal(message)}", file=sys.stderr, flush=True
             )
-
-
-def slug(text: str) -> str:
-    """A file-name-safe id: lower case, runs of other characters as one dash."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
 
 
 def _read_counter(
@@ -235,46 +232,90 @@ def _guard(
 
 
 def log_charts(runs: Sequence[R.LogRun], notes: list[Note]) -> list[ChartItem]:
-    """The server-log charts: degradation across logs, then each log's own."""
-    from logparse import charts as C
-
+    """The server-log charts: degradation across logs (the answer), the overlays, each log's own."""
     items: list[ChartItem] = []
     analysed = [r for r in runs if r.analysis is not None]
     if analysed:
-        deg = R.degradation_frame(analysed)
-        if deg.is_empty():
-            notes.append(
-                Note(
-                    "across logs",
-                    "degradation chart skipped: no log has a trusted stable decode "
-                    "window (see the diagnostics)",
-                )
-            )
-        else:
-            ratios = R.degradation_ratios(deg)
-
-            def make_deg() -> ChartItem:
-                return ChartItem(
-                    "degradation",
-                    "across logs",
-                    "Decode throughput against context length",
-                    F.degradation_caption(deg, ratios),
-                    C.degradation_chart(
-                        deg,
-                        subtitle="stable decode window of each phase; points labelled with the concurrency N",
-                    ),
-                    {"degradation": deg, "ratios": ratios},
-                )
-
-            _guard(items, notes, "across logs", "degradation", make_deg)
-            skipped = [r.name for r in analysed if r.name not in set(deg.get_column("source").to_list())]
-            for name in skipped:
-                notes.append(Note(name, "left out of the degradation chart: no trusted stable window"))
+        _guard(items, notes, ACROSS, "degradation", lambda: _degradation_item(analysed, notes))
+        _guard(items, notes, ACROSS, "decode overlay", lambda: _decode_overlay_item(analysed))
+        _guard(items, notes, ACROSS, "prefill overlay", lambda: _prefill_overlay_item(analysed))
     for run in runs:
         if run.analysis is None:
             continue
         _log_charts(run, items, notes)
     return items
+
+
+def _degradation_item(analysed: Sequence[R.LogRun], notes: list[Note]) -> ChartItem | None:
+    from logparse import charts as C
+
+    deg = R.degradation_frame(analysed)
+    if deg.is_empty():
+        notes.append(
+            Note(
+                ACROSS,
+                "degradation chart skipped: no log has a trusted stable decode window (see the diagnostics)",
+            )
+        )
+        return None
+    ratios = R.degradation_ratios(deg)
+    drawn = set(deg.get_column("source").to_list())
+    for name in [r.name for r in analysed if r.name not in drawn]:
+        notes.append(Note(name, "left out of the degradation chart: no trusted stable window"))
+    return ChartItem(
+        "degradation",
+        ANSWER,
+        "Decode throughput against context length",
+        F.degradation_caption(deg, ratios),
+        C.degradation_chart(
+            deg,
+            subtitle="per request, stable decode window of each run; points labelled with N; "
+            "wheel: zoom, drag: pan, legend: pick",
+        ),
+        {"degradation": deg, "ratios": ratios},
+    )
+
+
+def _decode_overlay_item(analysed: Sequence[R.LogRun]) -> ChartItem | None:
+    from logparse import charts as C
+    from logparse.report import overlays as O
+
+    frame = O.decode_overlay_frame(analysed)
+    if frame.get_column("run").n_unique() < 2:
+        return None  # one line: the run's own timeline shows it
+    return ChartItem(
+        "overlay-decode",
+        ACROSS,
+        "Decode throughput from each phase's start, every run",
+        O.decode_overlay_caption(analysed),
+        C.decode_overlay_chart(
+            frame,
+            subtitle="aligned at each phase's start; thick: the stable window; gaps: the log printed "
+            "nothing; wheel: zoom, drag: pan, legend: pick runs (shift: several)",
+        ),
+        {"decode": frame},
+    )
+
+
+def _prefill_overlay_item(analysed: Sequence[R.LogRun]) -> ChartItem | None:
+    from logparse import charts as C
+    from logparse.report import overlays as O
+
+    frame, without = O.prefill_overlay_frame(analysed)
+    if frame.is_empty() or frame.get_column("run").n_unique() < 2:
+        return None
+    return ChartItem(
+        "overlay-prefill",
+        ACROSS,
+        "Prefill chunk throughput against cached context, every run",
+        O.prefill_overlay_caption(frame, without),
+        C.prefill_overlay_chart(
+            frame,
+            subtitle="one line per request, every request from 0 cached tokens; "
+            "wheel: zoom, drag: pan, legend: pick runs",
+        ),
+        {"chunks": frame},
+    )
 
 
 MEMORY_UNIT = "GiB"  # vLLM prints GiB; SGLang prints "GB" but divides by 2**30 (as `summary` says)
@@ -308,7 +349,7 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
                 windows=windows,
                 events=R.thin(events, max_points=R.MAX_POINTS),  # the caption counts them all
                 heading=f"Decode timeline: {run.name}",
-                subtitle="stable windows shaded; OOM, preemption and JIT events as rules",
+                subtitle="stable windows shaded; OOM, preemption and JIT events as rules; " + R.gap_note(run),
             ),
             {"samples": samples, "windows": windows, "events": events},
         )
@@ -323,7 +364,13 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
             sec,
             f"KV cache usage: {run.name}",
             F.kv_caption(run, usage, unit),
-            C.kv_usage_chart(usage, pool, unit=unit, heading=f"KV cache usage: {run.name}"),
+            C.kv_usage_chart(
+                usage,
+                pool,
+                unit=unit,
+                heading=f"KV cache usage: {run.name}",
+                subtitle=R.gap_note(run),
+            ),
             {"usage": usage, "pool": pool},
         )
 
@@ -454,12 +501,12 @@ def core_result_table(runs: Sequence[R.LogRun], notes: list[Note]) -> pl.DataFra
         rows = compare_rows(analysed)
         core = core_result_frame(rows, compare_degradation(rows))
     except Exception as exc:  # the report goes on without it, as without a chart that fails
-        notes.append(Note("across logs", f"Core Result skipped: {type(exc).__name__}: {exc}", "warning"))
+        notes.append(Note(ACROSS, f"Core Result skipped: {type(exc).__name__}: {exc}", "warning"))
         return None
     if core is None:
         notes.append(
             Note(
-                "across logs",
+                ACROSS,
                 "Core Result not shown: it needs logs of two engines with one "
                 "trusted stable window per engine and input length (as `logparse compare`)",
             )
@@ -472,7 +519,29 @@ def bench_charts(bench: BenchAnalysis, notes: list[Note]) -> list[ChartItem]:
     from logparse import charts as C
 
     items: list[ChartItem] = []
-    sec = "client benchmark"
+    sec = CLIENT
+
+    def verdict() -> ChartItem | None:
+        frame = R.slo_frame(bench)
+        if frame.is_empty():
+            return None
+        basis = "P90" if "P90" in frame.get_column("basis").to_list() else frame.get_column("basis")[0]
+        return ChartItem(
+            "bench-slo-verdict",
+            ANSWER,
+            f"Client SLOs at {basis}",
+            F.slo_caption(bench),
+            C.slo_heatmap_chart(
+                frame.filter(pl.col("basis") == basis).drop("basis"),
+                heading=f"Client SLOs at {basis}: which concurrency each configuration serves",
+                subtitle=(
+                    f"TTFT ≤ {bench.settings.get('slo_ttft_ms', 1000):g} ms, per-user TPS ≥ "
+                    f"{bench.settings.get('slo_tps', 15):g} tok/s; marks: TTFT then TPS"
+                ),
+                cell=(40, 22),
+            ),
+            {"slo": frame.filter(pl.col("basis") == basis)},
+        )
 
     def metrics() -> ChartItem | None:
         frame = R.bench_metric_frame(bench)
@@ -558,6 +627,7 @@ def bench_charts(bench: BenchAnalysis, notes: list[Note]) -> list[ChartItem]:
         )
 
     for what, make in (
+        ("SLO verdict", verdict),
         ("metrics", metrics),
         ("aggregate", aggregate),
         ("capacity", capacity),

@@ -21,7 +21,10 @@ def run_facts(run: LogRun) -> dict[str, Any]:
 
     Keys: ``log``, ``engine``, ``version``, ``model``, ``ranks``, ``concurrency``, ``inputs``
     (``~`` estimated, ``?`` guessed), ``phases``, ``starts`` (engine starts in the log), ``lines``,
-    ``coverage``.
+    ``coverage``; from the analysis (`analysis.fleet.fleet_row`): ``start``, ``end`` and
+    ``span_s`` of the load (first phase's start to last phase's end), ``kv_pool_tokens``,
+    ``ready_s`` (cold start), ``weight_load_s``, ``oom``, ``oom_recovered``, ``preemptions``,
+    ``retractions``, ``jit`` (JIT compiles) and ``runtime_jit`` (after ready or in a phase).
     """
     config = run.tables.get("config")
     a = run.analysis
@@ -48,7 +51,29 @@ def run_facts(run: LogRun) -> dict[str, Any]:
     unparsed = run.tables["unparsed"].height if "unparsed" in run.tables else 0
     facts["lines"] = total
     facts["coverage"] = (total - unparsed) / total if total else None
+    facts.update(_analysed_facts(run))
+    if facts["model"] is None and a is not None:
+        facts["model"] = a.identity.get("model")
     return facts
+
+
+def _analysed_facts(run: LogRun) -> dict[str, Any]:
+    """The run card's figures that the analysis computes (span, KV pool, cold start, trouble)."""
+    keys = ("start", "end", "span_s", "kv_pool_tokens", "ready_s", "oom", "preemptions", "retractions")
+    out: dict[str, Any] = dict.fromkeys((*keys, "weight_load_s", "oom_recovered", "jit", "runtime_jit"))
+    a = run.analysis
+    if a is None:
+        return out
+    from logparse.analysis.fleet import fleet_row
+    from logparse.analysis.summary import summary_dict
+
+    row = fleet_row(run.name, summary_dict(a))
+    out.update({k: row[k] for k in keys})
+    out["weight_load_s"] = a.startup.get("weight_load_s")
+    out["oom_recovered"] = a.counts.get("oom_recovered")
+    out["jit"] = a.counts.get("jit_compiles")
+    out["runtime_jit"] = a.counts.get("runtime_jit_compiles")
+    return out
 
 
 def rank_summary(run: LogRun) -> str | None:

@@ -56,6 +56,33 @@ def thin(frame: pl.DataFrame, *, max_points: int = MAX_POINTS) -> pl.DataFrame:
     return frame[idx]
 
 
+def gap_segments(frame: pl.DataFrame, gap_s: float | None, *, time: str = "time") -> pl.DataFrame:
+    """`frame` (sorted by `time`) with ``segment``: a number that goes up after every silence
+    longer than `gap_s` (the analysis' idle gap), so a chart breaks its line there instead of
+    holding the last value across a time the engine printed nothing (SGLang prints no line when
+    idle; vLLM stops its stats lines)."""
+    if gap_s is None or frame.is_empty():
+        return frame.with_columns(pl.lit(0, dtype=pl.Int64).alias("segment"))
+    gap = pl.col(time).diff().dt.total_seconds(fractional=True).fill_null(0.0) > gap_s
+    return frame.with_columns(gap.cast(pl.Int64).cum_sum().alias("segment"))
+
+
+def idle_gap(run: LogRun) -> float | None:
+    """The silence the analysis reads as idle in this log (`analysis.phases.default_idle_gap`)."""
+    if run.analysis is None:
+        return None
+    gap = run.analysis.options.get("idle_gap_s")
+    return None if gap is None else float(gap)
+
+
+def gap_note(run: LogRun) -> str:
+    """What a gap in the run's time series means, for a chart's subtitle."""
+    gap = idle_gap(run)
+    if gap is None:
+        return "lines join every printed sample"
+    return f"a gap: no line for more than {gap:g} s (idle, as the phases count it)"
+
+
 def tokens_label(tokens: float | None) -> str:
     """`64K` for 65,536 or 64,000, `200K` for 200,000 (`analysis.text.tokens_label`, as the
     analysis tables label input lengths)."""
@@ -175,7 +202,8 @@ def degradation_ratios(frame: pl.DataFrame) -> pl.DataFrame:
 def timeline_frames(run: LogRun) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(samples, windows, events) for `decode_timeline_chart`.
 
-    samples: ``time``, ``gen_tps``, ``running``, ``waiting``, ``phase``, ``stable``;
+    samples: ``time``, ``gen_tps``, ``running``, ``waiting``, ``phase``, ``stable``, ``segment``
+    (`gap_segments`);
     windows: ``phase``, ``start``, ``end``, ``label``, ``gen_tps_mean``, ``trusted``;
     events: ``time``, ``event``, ``detail``, ``line_no`` within the plotted time range.
     """
@@ -206,7 +234,7 @@ def timeline_frames(run: LogRun) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFra
                 ],
                 how="vertical_relaxed",
             ).sort("time")
-    series = thin(series)
+    series = thin(gap_segments(series, idle_gap(run)))
     # A window covers its first sample's interval too: shade from the sample before it.
     windows = a.windows.join(
         samples.select(pl.col("line_no").alias("first_line"), pl.col("interval_s").alias("_iv")),
@@ -315,6 +343,9 @@ def events_frame(run: LogRun) -> pl.DataFrame:
 def kv_frames(run: LogRun) -> tuple[pl.DataFrame, pl.DataFrame, str] | None:
     """(usage, pool, unit) for `kv_usage_chart`, or None when the log reports no KV usage.
 
+    usage: ``time``, ``used``, ``running``, ``kv_tokens``, ``segment`` (a silence longer than
+    the idle gap is a gap in the chart: SGLang prints no Decode line while idle).
+
     The engines print usage as a share of the pool (vLLM `GPU KV cache usage`, SGLang `token
     usage`); that share is drawn, against the pool at 100 % labelled with its size in tokens.
     Token counts in the lines are not comparable across engines (SGLang with DCP counts the
@@ -328,7 +359,8 @@ def kv_frames(run: LogRun) -> tuple[pl.DataFrame, pl.DataFrame, str] | None:
         return None
     pool = a.startup.get("kv_pool_tokens")
     label = f"KV pool: {int(pool):,} tokens" if pool else "KV pool (size not printed)"
-    usage = thin(s.select("time", pl.col("kv_usage").alias("used"), "running", "kv_tokens"))
+    usage = s.select("time", pl.col("kv_usage").alias("used"), "running", "kv_tokens")
+    usage = thin(gap_segments(usage, idle_gap(run)))
     return usage, pl.DataFrame({"pool": [1.0], "label": [label]}), "fraction"
 
 
@@ -495,6 +527,8 @@ def coldstart_frames(run: LogRun) -> tuple[pl.DataFrame, pl.DataFrame]:
     frame = pl.DataFrame(spans, schema=span_schema, orient="row")
     if "weight loading" not in frame.get_column("stage").to_list():
         frame = pl.concat([frame, _sglang_weight_spans(run, tl)])
+    if "weight loading" not in frame.get_column("stage").to_list():
+        frame = pl.concat([frame, _stamped_weight_spans(tl)])
     # vLLM prints one load twice on a rank ("Loading weights took", "Model loading took") and
     # SGLang a second, empty load for the draft model: one weight-loading span per rank, the longest.
     frame = frame.filter(pl.col("seconds") > 0).sort("seconds", descending=True)
@@ -523,6 +557,41 @@ def coldstart_frames(run: LogRun) -> tuple[pl.DataFrame, pl.DataFrame]:
     frame = frame.sort(pl.col("rank").replace_strict(order, default=len(order)), "start_s")
     instants = pl.DataFrame(inst, schema=inst_schema, orient="row")
     return frame, instants
+
+
+def _stamped_weight_spans(timeline: pl.DataFrame) -> pl.DataFrame:
+    """Weight loading of a rank whose lines print no duration (or print it on an unstamped
+    progress bar): from its `Load weight begin` line to the next end of loading, by their stamps."""
+    schema = {
+        "rank": pl.String(),
+        "stage": pl.String(),
+        "start_s": pl.Float64(),
+        "end_s": pl.Float64(),
+        "seconds": pl.Float64(),
+        "detail": pl.String(),
+    }
+    marks = timeline.filter(
+        pl.col("stage").is_in(["weight_begin", "weight_load", "model_load"])
+        & pl.col("since_start_s").is_not_null()
+    ).sort("line_no")
+    rows = []
+    begun: dict[str, float] = {}
+    for row in marks.iter_rows(named=True):
+        if row["stage"] == "weight_begin":
+            begun[row["rank"]] = row["since_start_s"]
+        elif row["rank"] in begun:
+            start = begun.pop(row["rank"])
+            rows.append(
+                {
+                    "rank": row["rank"],
+                    "stage": "weight loading",
+                    "start_s": start,
+                    "end_s": row["since_start_s"],
+                    "seconds": row["since_start_s"] - start,
+                    "detail": "from the stamps of its begin and end lines",
+                }
+            )
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def _sglang_weight_spans(run: LogRun, timeline: pl.DataFrame) -> pl.DataFrame:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import html
 import math
+from collections.abc import Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -17,82 +18,20 @@ import polars as pl
 
 from logparse.escape import for_html as esc
 from logparse.escape import for_terminal
+from logparse.report.digest import (
+    SEVERITY_TITLES,
+    Finding,
+    Place,
+    by_severity,
+    findings,
+    slug,
+    table_anchor,
+    top,
+)
+from logparse.report.sections import ACROSS, ANSWER, CLIENT
 
 if TYPE_CHECKING:
     from logparse.report.build import Report
-
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
-CSS = """
-:root { --fg:#1d1d1f; --muted:#5a5a5f; --line:#e3e3e6; --bg:#ffffff; --soft:#f6f6f8; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       color: var(--fg); background: var(--bg); margin: 0 auto; max-width: 1180px; padding: 24px 28px 60px; }
-h1 { font-size: 22px; margin: 0 0 4px; }
-h2 { font-size: 18px; margin: 34px 0 10px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
-h3 { font-size: 15px; margin: 22px 0 6px; }
-.meta { color: var(--muted); margin: 0 0 8px; font-size: 13px; }
-table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0 14px; }
-th, td { border-bottom: 1px solid var(--line); padding: 4px 9px; text-align: left; vertical-align: top; }
-th { background: var(--soft); font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.scroll { overflow-x: auto; max-width: 100%; }
-ul.diag { list-style: none; padding: 0; margin: 0; } ul.diag li { padding: 3px 0; }
-.sev { display: inline-block; min-width: 62px; font-size: 11px; font-weight: 600; text-transform: uppercase;
-       padding: 1px 6px; border-radius: 3px; margin-right: 6px; text-align: center; }
-.sev-error { background: #fde2e1; color: #a4161a; } .sev-warning { background: #fff1d6; color: #8a5300; }
-.sev-info { background: #e8f0fb; color: #24507f; }
-.code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; color: var(--muted); }
-figure.chart { margin: 18px 0 26px; padding: 12px 14px; border: 1px solid var(--line); border-radius: 6px; }
-figure.chart h4 { margin: 0 0 2px; font-size: 14.5px; } p.finding { margin: 0 0 10px; font-size: 13.5px; }
-p.files { margin: 6px 0 0; font-size: 12px; color: var(--muted); } p.files a { color: var(--muted); }
-.vega { overflow-x: auto; min-height: 40px; }
-#js-errors { background: #fde2e1; color: #a4161a; padding: 8px 12px; border-radius: 4px; }
-nav.toc { font-size: 13px; color: var(--muted); } nav.toc a { color: #24507f; margin-right: 10px; }
-"""
-
-EMBED_JS = """
-(function () {
-  var box = document.getElementById('js-errors');
-  function fail(where, message) {
-    box.hidden = false;
-    var p = document.createElement('p');
-    p.className = 'js-error';
-    p.textContent = where + ': ' + message;
-    box.appendChild(p);
-  }
-  (window.__logparseErrors || []).forEach(function (m) { fail('page', m); });
-  window.__logparseFail = fail;
-  if (typeof vegaEmbed !== 'function') { fail('page', 'the inlined Vega bundle did not load'); return; }
-  var charts = document.querySelectorAll('div.vega[data-spec]');
-  charts.forEach(function (el) {
-    var id = el.getAttribute('data-spec');
-    var spec;
-    try { spec = JSON.parse(document.getElementById(id).textContent); }
-    catch (e) { fail(id, 'unreadable chart spec: ' + e); return; }
-    vegaEmbed(el, spec, {renderer: 'svg', actions: false})
-      .then(function () { el.setAttribute('data-rendered', 'yes'); })
-      .catch(function (e) { fail(id, String(e)); });
-  });
-})();
-"""
-
-ERROR_HOOK_JS = """
-window.__logparseErrors = [];
-window.addEventListener('error', function (e) {
-  var m = (e && e.message) ? e.message : String(e);
-  if (window.__logparseFail) { window.__logparseFail('page', m); } else { window.__logparseErrors.push(m); }
-});
-(function () {
-  var original = console.error;
-  console.error = function () {
-    var m = Array.prototype.map.call(arguments, String).join(' ');
-    if (window.__logparseFail) { window.__logparseFail('console', m); }
-    else { window.__logparseErrors.push(m); }
-    return original.apply(console, arguments);
-  };
-})();
-"""
 
 
 def _version() -> str:
@@ -146,94 +85,78 @@ def html_table(frame: pl.DataFrame, *, max_rows: int = 200) -> str:
     return f'<div class="scroll">{table}</div>{more}'
 
 
-def diagnostics_items(report: Report) -> list[tuple[str, str, str, str]]:
-    """(severity, where, code, message) for every diagnostic, check and note, errors first."""
-    items: list[tuple[str, str, str, str]] = []
-    for run in report.runs:
-        if run.analysis is None:
-            continue
-        for row in run.analysis.diagnostics.iter_rows(named=True):
-            items.append((row["severity"], run.name, row["code"], row["message"]))
-    if report.bench is not None:
-        for row in report.bench.checks.filter(pl.col("severity") != "ok").iter_rows(named=True):
-            where = (
-                f"{row['config']} c={row['concurrency']}"
-                if row.get("concurrency") is not None
-                else row["config"]
-            )
-            items.append((row["severity"], f"benchmark: {where}", row["code"], row["message"]))
-    for note in report.notes:
-        items.append((note.severity, note.section, "report", note.message))
-    return sorted(items, key=lambda i: SEVERITY_ORDER.get(i[0], 9))
-
-
-FACT_COLUMNS = [
-    ("log", "log"),
-    ("engine", "engine"),
-    ("version", "version"),
-    ("model", "model"),
-    ("ranks", "ranks"),
-    ("concurrency", "N"),
-    ("inputs", "input lengths"),
-    ("phases", "phases"),
-    ("starts", "engine starts"),
-    ("lines", "lines"),
-    ("coverage", "lines typed"),
-]
-
-
-def _facts_html(report: Report) -> str:
-    parts = []
-    if report.facts:
-        head = "".join(f"<th>{esc(t)}</th>" for _, t in FACT_COLUMNS)
-        rows = []
-        for f in report.facts:
-            cells = []
-            for key, _ in FACT_COLUMNS:
-                v = f.get(key)
-                text = f"{v:.1%}" if key == "coverage" and isinstance(v, float) else fmt(v)
-                cells.append(f"<td>{esc(text)}</td>")
-            rows.append(f"<tr>{''.join(cells)}</tr>")
-        parts.append(
-            f'<div class="scroll"><table class="facts"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>"
-        )
-    if report.bench is not None:
-        rows_df = report.bench.rows
-        tools = ", ".join(rows_df.get_column("source_tool").unique(maintain_order=True).to_list())
-        configs = ", ".join(rows_df.get_column("config").unique(maintain_order=True).to_list())
-        levels = sorted({int(c) for c in rows_df.get_column("concurrency").drop_nulls().to_list()})
-        models = [m for m in rows_df.get_column("model").unique(maintain_order=True).to_list() if m]
-        workloads = [w for w in rows_df.get_column("workload").unique(maintain_order=True).to_list() if w]
-        items = [
-            ("files", ", ".join(report.bench_files)),
-            ("tools", tools),
-            ("configurations", configs),
-            ("concurrency levels", ", ".join(str(c) for c in levels) or "—"),
-            ("workload (input x output)", ", ".join(workloads) or "—"),
-            ("model", ", ".join(models) or "—"),
-            (
-                "SLOs",
-                f"TTFT ≤ {report.bench.settings.get('slo_ttft_ms'):g} ms, per-user TPS ≥ "
-                f"{report.bench.settings.get('slo_tps'):g} tok/s, think time "
-                f"{report.bench.settings.get('think_s'):g} s",
-            ),
-        ]
-        item_rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in items)
-        parts.append(f'<h3>Client benchmark</h3><table class="facts">{item_rows}</table>')
-    return "".join(parts)
-
-
-CORE_NOTE = "As `logparse compare` prints it: each engine's stable decode throughput per input length."
+CORE_NOTE = (
+    "As `logparse compare` prints it: each engine's stable decode throughput per input length "
+    "(aggregate over the N requests decoding, then per request), who leads by how much, and the "
+    "decode degradation between input lengths (mean over mean; peak over mean in brackets)."
+)
+MARKS_NOTE = (
+    "Marks: ~ estimated, ? guessed (an input length inferred, not printed); "
+    "`logparse explain` says how each figure is obtained."
+)
+ANSWER_CHARTS = ("degradation", "bench-slo-verdict")
 
 
 def _core_html(report: Report) -> str:
     if report.core is None:
-        return ""
+        why = next((n.message for n in report.notes if "Core Result" in n.message), None)
+        why = why or "it needs logs of two engines with a trusted stable window each (as `logparse compare`)"
+        return (
+            f'<section id="core-result"><h2>Core Result</h2><p class="meta">Not shown: {esc(why)}</p>'
+            "</section>"
+        )
     return (
-        f'<section id="core-result"><h2>Core Result</h2><p class="meta">{esc(CORE_NOTE)}</p>'
-        f"{html_table(report.core)}</section>"
+        f'<section id="core-result"><h2>Core Result</h2>{html_table(report.core)}'
+        f'<p class="marks">{esc(CORE_NOTE)} {esc(MARKS_NOTE)}</p></section>'
     )
+
+
+def _place_links(places: Sequence[Place]) -> str:
+    return ", ".join(f'<a href="#{esc(p.evidence)}">{esc(p.where)}</a>' for p in places)
+
+
+def _also(places: Sequence[Place]) -> str:
+    """The other places a finding was seen (each with its own figures in the Diagnostics)."""
+    return f"; also in {_place_links(places)}" if places else ""
+
+
+def _top_findings_html(found: Sequence[Finding], total: int) -> str:
+    shown = top(found)
+    if not shown:
+        body = '<p class="meta">No error or warning in these inputs.</p>'
+    else:
+        items = "".join(
+            f'<li><span class="sev sev-{esc(f.severity)}">{esc(f.severity)}</span>'
+            f'<a class="code" href="#{esc(f.anchor)}">{esc(f.code)}</a> {esc(f.places[0].message)} '
+            f'<span class="where">— {_place_links(f.places[:1])}{_also(f.places[1:])}</span></li>'
+            for f in shown
+        )
+        body = f'<ol class="findings">{items}</ol>'
+    more = f'<p class="meta">All {total} findings, by severity: <a href="#diagnostics">Diagnostics</a>.</p>'
+    return f'<section id="top-findings"><h2>Top findings</h2>{body}{more}</section>'
+
+
+def _diagnostics_html(found: Sequence[Finding]) -> str:
+    groups = []
+    for severity, items in by_severity(found).items():
+        entries = []
+        for f in items:
+            places = "".join(
+                f'<li><a href="#{esc(p.evidence)}">{esc(p.where)}</a>: {esc(p.message)}</li>'
+                for p in f.places
+            )
+            entries.append(
+                f'<li id="{esc(f.anchor)}"><span class="sev sev-{esc(severity)}">{esc(severity)}</span>'
+                f'<span class="code">{esc(f.code)}</span> ({len(f.places)})<ul class="places">{places}</ul></li>'
+            )
+        title = SEVERITY_TITLES.get(severity, severity)
+        opened = " open" if severity == "error" else ""
+        groups.append(
+            f'<details class="severity sev-group-{esc(severity)}"{opened}><summary>{esc(title)} '
+            f'({len(items)})</summary><ul class="diag">{"".join(entries)}</ul></details>'
+        )
+    body = "".join(groups) or '<p class="meta">Nothing to report.</p>'
+    return f'<section id="diagnostics"><h2>Diagnostics</h2>{body}</section>'
 
 
 def _chart_html(item: Any) -> str:
@@ -244,43 +167,110 @@ def _chart_html(item: Any) -> str:
     files = f'<p class="files">{" · ".join(links)}</p>' if links else ""
     return (
         f'<figure class="chart" id="{esc(item.id)}" aria-label="{esc(item.title)}">'
-        f'<p class="finding"><b>Finding:</b> {esc(item.caption)}</p>'
+        f'<p class="finding"><b>{esc(item.short)}:</b> {esc(item.caption)}</p>'
         f'<div class="vega" data-spec="spec-{esc(item.id)}"></div>{files}</figure>'
     )
 
 
+def _client_facts_html(report: Report) -> str:
+    if report.bench is None:
+        return ""
+    rows_df = report.bench.rows
+    tools = ", ".join(rows_df.get_column("source_tool").unique(maintain_order=True).to_list())
+    configs = ", ".join(rows_df.get_column("config").unique(maintain_order=True).to_list())
+    levels = sorted({int(c) for c in rows_df.get_column("concurrency").drop_nulls().to_list()})
+    models = [m for m in rows_df.get_column("model").unique(maintain_order=True).to_list() if m]
+    workloads = [w for w in rows_df.get_column("workload").unique(maintain_order=True).to_list() if w]
+    settings = report.bench.settings
+    items = [
+        ("files", ", ".join(report.bench_files)),
+        ("tools", tools),
+        ("configurations", configs),
+        ("concurrency levels", ", ".join(str(c) for c in levels) or "—"),
+        ("workload (input x output)", ", ".join(workloads) or "—"),
+        ("model", ", ".join(models) or "—"),
+        (
+            "SLOs",
+            f"TTFT ≤ {settings.get('slo_ttft_ms'):g} ms, per-user TPS ≥ {settings.get('slo_tps'):g} tok/s, "
+            f"think time {settings.get('think_s'):g} s",
+        ),
+    ]
+    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in items)
+    return f'<table class="facts">{rows}</table>'
+
+
+def _section(anchor: str, heading: str, body: str) -> str:
+    return f'<section id="{esc(anchor)}"><h2>{esc(heading)}</h2>{body}</section>'
+
+
 def render_html(report: Report) -> str:
-    """The whole page as one string: styles, the Vega bundle, charts, tables."""
+    """The whole page as one string: the answer first, then the overlays, the client benchmark,
+    a card per run, the diagnostics and the tables; styles, scripts and the Vega bundle inlined."""
+    from logparse.report.assets import CSS, EMBED_JS, ERROR_HOOK_JS
+    from logparse.report.cards import card_html
     from logparse.report.render import javascript_bundle, script_json
 
     generated = dt.datetime.now().isoformat(sep=" ", timespec="seconds")
-    inputs = [r.path for r in report.runs] + report.bench_files
-    diag = diagnostics_items(report)
-    diag_html = "".join(
-        f'<li><span class="sev sev-{esc(sev)}">{esc(sev)}</span><b>{esc(where)}</b> '
-        f'<span class="code">{esc(code)}</span> {esc(msg)}</li>'
-        for sev, where, code, msg in diag
+    found = findings(report)
+    charts = {item.id: item for item in report.charts}
+    answer = "".join(_chart_html(charts[c]) for c in ANSWER_CHARTS if c in charts)
+    across = "".join(_chart_html(i) for i in report.charts if i.section == ACROSS)
+    client = "".join(_chart_html(i) for i in report.charts if i.section == CLIENT)
+    facts = {f["log"]: f for f in report.facts}
+    cards = "".join(
+        card_html(run, facts[run.name], [_chart_html(i) for i in report.charts if i.section == run.name], fmt)
+        for run in report.runs
     )
-    sections: dict[str, list[Any]] = {}
-    for item in report.charts:
-        sections.setdefault(item.section, []).append(item)
-    chart_html = "".join(
-        f"<h3>{esc(name)}</h3>" + "".join(_chart_html(i) for i in items) for name, items in sections.items()
+    tables = "".join(
+        f'<details id="{esc(table_anchor(name))}"><summary>{esc(name)} ({frame.height:,} rows)</summary>'
+        f"{html_table(frame)}</details>"
+        for name, frame in report.tables.items()
     )
-    if not report.charts:
-        chart_html = '<p class="meta">No chart could be drawn from these inputs (see the diagnostics).</p>'
-    tables_html = "".join(f"<h3>{esc(name)}</h3>{html_table(frame)}" for name, frame in report.tables.items())
     specs = "".join(
         f'<script type="application/json" id="spec-{esc(item.id)}">{script_json(item.spec)}</script>\n'
         for item in report.charts
         if item.spec is not None
     )
-    toc = "".join(
-        f"<div><b>{esc(name)}:</b> "
-        + " ".join(f'<a href="#{esc(i.id)}">{esc(i.short)}</a>' for i in items)
-        + "</div>"
-        for name, items in sections.items()
+    inputs = [r.path for r in report.runs] + report.bench_files
+    counts = [f"{len(report.runs)} log(s)"] + (
+        [f"{len(report.bench_files)} client file(s)"] if report.bench_files else []
     )
+    nav = [("answer", "Answer")]
+    if across:
+        nav.append((slug(ACROSS), "Runs overlaid"))
+    if report.bench is not None:
+        nav.append((slug(CLIENT), "Client benchmark"))
+    if report.runs:
+        nav.append(("runs", f"Runs ({len(report.runs)})"))
+    nav += [("diagnostics", f"Diagnostics ({len(found)})"), ("tables", "Tables"), ("inputs", "Inputs")]
+    body = [
+        f'<section id="{esc(ANSWER)}" class="answer"><div class="answer-text">{_core_html(report)}'
+        f'{_top_findings_html(found, len(found))}</div><div class="answer-charts">{answer}</div></section>'
+    ]
+    if across:
+        body.append(_section(slug(ACROSS), "Runs overlaid", across))
+    if report.bench is not None:
+        body.append(_section(slug(CLIENT), "Client benchmark", _client_facts_html(report) + client))
+    if report.runs:
+        body.append(_section("runs", "Runs", cards))
+    body.append(_diagnostics_html(found))
+    body.append(
+        _section(
+            "tables",
+            "Tables",
+            (tables or '<p class="meta">No tables.</p>')
+            + '<p class="meta">Each chart\'s data is in <code>tables/&lt;chart&gt;.csv</code>.</p>',
+        )
+    )
+    body.append(
+        _section(
+            "inputs",
+            "Inputs",
+            f'<p class="meta">Generated by logparse {esc(_version())} on {esc(generated)} from:</p>'
+            f'<ul class="places">{"".join(f"<li>{esc(i)}</li>" for i in inputs)}</ul>',
+        )
+    )
+    toc = "".join(f'<a href="#{esc(a)}">{esc(t)}</a>' for a, t in nav)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -294,19 +284,12 @@ def render_html(report: Report) -> str:
 <body>
 <header>
 <h1>{esc(report.title)}</h1>
-<p class="meta">Generated by logparse {esc(_version())} on {esc(generated)} from {esc(", ".join(inputs))}.
-Self-contained: opens without a network connection.</p>
+<p class="meta">{esc(", ".join(counts))} · logparse {esc(_version())} · self-contained, works offline ·
+charts: wheel to zoom, drag to pan, click a legend entry to pick a run</p>
 <nav class="toc">{toc}</nav>
 </header>
 <div id="js-errors" hidden></div>
-<section id="facts"><h2>Runs</h2>{_facts_html(report)}</section>
-{_core_html(report)}
-<section id="diagnostics"><h2>Diagnostics</h2>
-{f'<ul class="diag">{diag_html}</ul>' if diag else '<p class="meta">Nothing to report.</p>'}
-</section>
-<section id="charts"><h2>Charts</h2>{chart_html}</section>
-<section id="tables"><h2>Tables</h2>{tables_html or '<p class="meta">No tables.</p>'}
-<p class="meta">Each chart's data is in <code>tables/&lt;chart&gt;.csv</code>.</p></section>
+{"".join(body)}
 {specs}<script>{EMBED_JS}</script>
 </body>
 </html>
@@ -328,29 +311,21 @@ def md_table(frame: pl.DataFrame, *, max_rows: int = 60) -> str:
 
 
 def render_markdown(report: Report) -> str:
-    """summary.md: facts, diagnostics, each chart's finding with its files, the tables."""
+    """summary.md in the page's order: the Core Result, the findings, each chart's statement with
+    its files, a row per run, the tables."""
+    from logparse.report.cards import card_facts
+
     out = [f"# {_md(report.title)}", ""]
-    if report.facts:
-        facts = pl.DataFrame(
-            [
-                {
-                    t: (
-                        f"{f.get(k):.1%}"
-                        if k == "coverage" and isinstance(f.get(k), float)
-                        else fmt(f.get(k))
-                    )
-                    for k, t in FACT_COLUMNS
-                }
-                for f in report.facts
-            ]
-        )
-        out += ["## Runs", "", md_table(facts), ""]
     if report.core is not None:
-        out += ["## Core Result", "", _md(CORE_NOTE), "", md_table(report.core), ""]
-    diag = diagnostics_items(report)
-    if diag:
-        out += ["## Diagnostics", ""]
-        out += [f"- **{_md(sev)}** {_md(where)} `{_md(code)}`: {_md(msg)}" for sev, where, code, msg in diag]
+        out += ["## Core Result", "", md_table(report.core), "", _md(CORE_NOTE), "", _md(MARKS_NOTE), ""]
+    found = findings(report)
+    if found:
+        out += ["## Findings", ""]
+        for f in found:
+            where = f.places[0].where + (
+                "; also in " + ", ".join(p.where for p in f.places[1:]) if f.places[1:] else ""
+            )
+            out.append(f"- **{_md(f.severity)}** `{_md(f.code)}` ({_md(where)}): {_md(f.places[0].message)}")
         out.append("")
     if report.charts:
         out += ["## Charts", ""]
@@ -361,6 +336,9 @@ def render_markdown(report: Report) -> str:
                 out += [f"![{_md(item.title)}]({item.files['png']})", ""]
             if links:
                 out += [links, ""]
+    if report.facts:
+        rows = [{"log": f["log"], **dict(card_facts(f, fmt))} for f in report.facts]
+        out += ["## Runs", "", md_table(pl.DataFrame(rows)), ""]
     if report.tables:
         out += ["## Tables", ""]
         for name, frame in report.tables.items():

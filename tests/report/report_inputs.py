@@ -43,3 +43,26 @@ def gpustack_report(
         out = tmp_path_factory.mktemp("report")
         _BUILT["report"] = build_report(gpustack_logs, [bench_file], out, images=False, progress=False)
     return _BUILT["report"]
+
+
+SIX_LOGS = [
+    ROOT / "fixtures" / "vllm" / "gpustack-64k.log",
+    ROOT / "fixtures" / "vllm" / "gpustack-200k.log",
+    ROOT / "fixtures" / "sglang" / "gpustack-64k.log",
+    ROOT / "fixtures" / "sglang" / "gpustack-200k.log",
+    ROOT / "fixtures" / "vllm" / "emulated-0.6-spec-two-phases.log",
+    ROOT / "fixtures" / "sglang" / "emulated-0.5.6-hybrid-spec.log",
+]
+TWO_CLIENT_FILES = [BENCH, ROOT / "fixtures" / "bench" / "gpustack_vllm_kimi_k3_200k_inflated.json"]
+
+
+@pytest.fixture(scope="session")
+def six_report(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The report of issue 24's size case: 6 logs (4 GPUStack-mirror runs, 2 longer emulated runs
+    of two phases each) and 2 client files, without PNG/SVG files, built once."""
+    from logparse.report import build_report
+
+    if "six" not in _BUILT:
+        out = tmp_path_factory.mktemp("six")
+        _BUILT["six"] = build_report(SIX_LOGS, TWO_CLIENT_FILES, out, images=False, progress=False)
+    return _BUILT["six"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from typing import Any
 
 import polars as pl
@@ -52,6 +53,31 @@ def timeline_frames() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     return samples, windows, events
 
 
+def decode_overlay_frame() -> pl.DataFrame:
+    """Two runs' samples from their phase's start; the second has a silence (segment 1)."""
+    return pl.DataFrame(
+        {
+            "run": ["vllm 64k"] * 4 + ["sglang 64k"] * 4,
+            "since_start_s": [0.0, 10.0, 20.0, 30.0, 0.0, 2.0, 60.0, 62.0],
+            "gen_tps": [0.0, 480.0, 500.0, 490.0, 0.0, 330.0, 335.0, 340.0],
+            "segment": [0, 0, 0, 0, 0, 0, 1, 1],
+            "stable": [False, True, True, True, False, False, True, True],
+        }
+    )
+
+
+def prefill_overlay_frame() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "run": ["sglang 64k"] * 2 + ["sglang 200k"] * 3,
+            "request": [0, 0, 0, 0, 0],
+            "chunk": [0, 1, 0, 1, 2],
+            "cached_tokens": [0, 32768, 0, 32768, 65536],
+            "input_tps": [22000.0, 21000.0, 22265.0, 21064.0, 19628.0],
+        }
+    )
+
+
 def bench_metric_frame() -> pl.DataFrame:
     rows = []
     for config, base in (("vllm direct", 66.0), ("vllm spec", 71.0)):
@@ -91,11 +117,14 @@ SLO = pl.DataFrame(
 )
 
 
+@functools.cache
 def all_charts() -> dict[str, Any]:
     """One chart of every family, built from small frames (also used by the PNG test)."""
     samples, windows, events = timeline_frames()
     return {
         "degradation": C.degradation_chart(degradation_frame()),
+        "decode_overlay": C.decode_overlay_chart(decode_overlay_frame()),
+        "prefill_overlay": C.prefill_overlay_chart(prefill_overlay_frame()),
         "timeline": C.decode_timeline_chart(samples, windows=windows, events=events),
         "prefill": C.prefill_chunk_chart(
             pl.DataFrame(

@@ -98,7 +98,8 @@ def test_degradation_chart_data_matches_the_analysis(gpustack_report) -> None:  
 
 def test_only_bench_files(bench_file: Path, tmp_path: Path) -> None:
     report = build_report([], [bench_file], tmp_path, images=False, progress=False)
-    assert {c.section for c in report.charts} == {"client benchmark"}
+    assert {c.section for c in report.charts} == {"answer", "client benchmark"}
+    assert [c.id for c in report.charts if c.section == "answer"] == ["bench-slo-verdict"]
     assert report.index.exists() and not report.runs
 
 

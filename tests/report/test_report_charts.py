@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import polars as pl
 import pytest
-from report_samples import all_charts, degradation_frame, timeline_frames
+from report_samples import T0, all_charts, degradation_frame, timeline_frames
 
 from logparse import charts as C
 
@@ -52,14 +53,13 @@ def test_every_chart_serialises_to_vega_lite() -> None:
         json.dumps(spec)  # plain JSON, no NaN objects
 
 
-def test_degradation_two_panels_line_per_series_labelled_with_n() -> None:
+def test_degradation_line_per_series_labelled_with_n() -> None:
     spec = C.degradation_chart(degradation_frame()).to_dict()
-    assert len(spec["hconcat"]) == 2
-    left, right = spec["hconcat"]
-    assert {field(u, "y") for u in units(left)} == {"per_request_tps"}
-    assert {field(u, "y") for u in units(right)} == {"ms_per_token"}
+    assert {field(u, "y") for u in units(spec)} == {"per_request_tps"}
     lines = by_mark(spec, "line")
-    assert len(lines) == 2 and all(field(u, "x") == "input_tokens" for u in lines)
+    assert (
+        len(lines) == 1 and field(lines[0], "x") == "input_tokens" and field(lines[0], "detail") == "series"
+    )
     assert all(
         field(u, "color") == "series" and u["encoding"]["color"]["type"] == "nominal" for u in units(spec)
     )
@@ -69,6 +69,8 @@ def test_degradation_two_panels_line_per_series_labelled_with_n() -> None:
     assert x["scale"]["type"] == "log"
     assert x["axis"]["values"] == [64_000, 200_000]
     assert "64K" in x["axis"]["labelExpr"] and "200K" in x["axis"]["labelExpr"]
+    tips = {t["title"] for t in by_mark(spec, "point")[0]["encoding"]["tooltip"]}
+    assert {"decode tok/s per request", "ms per output token", "context (tokens per request)"} <= tips
 
 
 def test_degradation_crossover_is_in_the_data_not_computed() -> None:
@@ -119,7 +121,10 @@ def test_prefill_curve_encodes_cached_tokens_against_input_tps() -> None:
     assert line["encoding"]["y"]["scale"]["zero"] is False
     points = by_mark(spec, "point")[0]
     assert field(points, "shape") == "chunk_kind"
-    assert points["encoding"]["shape"]["scale"]["domain"] == ["this request only", "shared with the next request"]
+    assert points["encoding"]["shape"]["scale"]["domain"] == [
+        "this request only",
+        "shared with the next request",
+    ]
 
 
 def test_spec_charts() -> None:
@@ -228,3 +233,97 @@ def test_importing_logparse_does_not_import_altair() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+# -- interaction: zoom / pan and the legend that picks runs -------------------------------------------
+
+MULTI_RUN = ("degradation", "decode_overlay", "prefill_overlay", "bench_metrics", "aggregate", "speedup")
+ZOOMABLE = {
+    "degradation": "input_tokens",
+    "decode_overlay": "since_start_s",
+    "prefill_overlay": "cached_tokens",
+    "timeline": "time",
+    "kv": "time",
+    "prefill": "cached_tokens",
+    "coldstart": "start_s",
+}
+
+
+def params(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every parameter of a spec (top level and in its views), by name."""
+    found = {p["name"]: p for p in spec.get("params", [])}
+    for unit in units(spec):
+        found.update({p["name"]: p for p in unit.get("params", [])})
+    return found
+
+
+def vega_legends(chart: Any) -> list[dict[str, Any]]:
+    """The legends of the chart compiled to Vega, as the page's Vega-Lite compiles it."""
+    import vl_convert as vlc
+
+    from logparse.report.render import spec
+
+    vega = vlc.vegalite_to_vega(spec(chart))
+    out: list[dict[str, Any]] = []
+
+    def walk(node: dict[str, Any]) -> None:
+        out.extend(node.get("legends", []))
+        for child in node.get("marks", []):
+            if child.get("type") == "group":
+                walk(child)
+
+    walk(vega)
+    return out
+
+
+@pytest.mark.parametrize("name", MULTI_RUN)
+def test_multi_run_charts_pick_runs_with_their_legend(name: str) -> None:
+    chart = all_charts()[name]
+    pick = params(chart.to_dict())[C.PICK]
+    assert pick["bind"] == "legend" and pick["select"]["type"] == "point"
+    # Vega-Lite makes a legend clickable only when the selection sits where it reads the legend
+    # from: the compiled legend entries must be interactive.
+    assert any(leg.get("encode", {}).get("symbols", {}).get("interactive") for leg in vega_legends(chart))
+    dimmed = [u for u in units(chart.to_dict()) if "condition" in u.get("encoding", {}).get("opacity", {})]
+    assert dimmed and all(u["encoding"]["opacity"]["condition"]["param"] == C.PICK for u in dimmed)
+
+
+@pytest.mark.parametrize(("name", "axis"), ZOOMABLE.items())
+def test_time_and_context_axes_zoom_and_pan(name: str, axis: str) -> None:
+    spec = all_charts()[name].to_dict()
+    zoom = params(spec)[C.ZOOM]
+    assert zoom["bind"] == "scales" and zoom["select"] == {"type": "interval", "encodings": ["x"]}
+    owners = [u for u in units(spec) if any(p["name"] == C.ZOOM for p in u.get("params", []))]
+    views = zoom.get("views", [])
+    assert len(owners) + len(views) == 1  # defined once: twice is a duplicate signal in Vega
+    assert any(field(u, "x") == axis for u in units(spec))
+
+
+def test_decode_overlay_one_line_per_run_from_phase_start_broken_at_silences() -> None:
+    spec = all_charts()["decode_overlay"].to_dict()
+    lines = by_mark(spec, "line")
+    assert all(field(u, "x") == "since_start_s" and field(u, "color") == "run" for u in lines)
+    assert all([d["field"] for d in u["encoding"]["detail"]] == ["run", "segment"] for u in lines)
+    thick = [u for u in lines if u.get("transform")]
+    assert thick and thick[0]["transform"] == [{"filter": "(datum.stable === true)"}]
+    tips = {t["title"] for t in by_mark(spec, "point")[0]["encoding"]["tooltip"]}
+    assert {"since phase start (s)", "generation tok/s"} <= tips
+
+
+def test_prefill_overlay_a_line_per_request_a_colour_per_run() -> None:
+    spec = all_charts()["prefill_overlay"].to_dict()
+    line = by_mark(spec, "line")[0]
+    assert field(line, "x") == "cached_tokens" and field(line, "color") == "run"
+    assert [d["field"] for d in line["encoding"]["detail"]] == ["run", "request"]
+
+
+def test_kv_area_breaks_at_silences() -> None:
+    usage = pl.DataFrame(
+        {"time": [T0 + dt.timedelta(seconds=s) for s in (0, 1, 2, 60, 61)], "used": [0.1, 0.2, 0.2, 0.3, 0.3]}
+    )
+    pool = pl.DataFrame({"pool": [1.0], "label": ["KV pool"]})
+    spec = C.kv_usage_chart(usage.with_columns(pl.Series("segment", [0, 0, 0, 1, 1])), pool, unit="fraction")
+    area = by_mark(spec.to_dict(), "area")[0]
+    assert field(area, "detail") == "segment"
+    held = C.kv_usage_chart(usage, pool, unit="fraction").to_dict()
+    assert "detail" not in by_mark(held, "area")[0]["encoding"]

@@ -93,7 +93,9 @@ def test_core_result_of_one_engine_is_a_note(tmp_path: Path) -> None:
     report = build_report([VLLM_64K, VLLM_64K], [], tmp_path, images=False, progress=False)
     assert report.core is None
     assert any("Core Result not shown" in n.message for n in report.notes)
-    assert "core-result" not in report.index.read_text(encoding="utf-8")
+    html = report.index.read_text(encoding="utf-8")
+    shown = html.split('<section id="core-result">', 1)[1].split("</section>", 1)[0]
+    assert "Not shown: Core Result not shown" in shown and "<table" not in shown
 
 
 def test_sglang_memory_is_labelled_gib_as_in_summary(gpustack_report) -> None:  # type: ignore[no-untyped-def]
