@@ -98,15 +98,8 @@ def grammar_options(func: F) -> F:
     return year_option(patterns_option(tz_option(func)))
 
 
-def slo_options(func: F) -> F:
-    """`--slo-ttft-ms`, `--slo-tps`, `--think-s`: the client-side SLOs and think time."""
-    func = click.option(
-        "--think-s",
-        type=click.FloatRange(min=0),
-        default=45.0,
-        show_default=True,
-        help="User think time Z in s for N = C_max x (1 + Z / L).",
-    )(func)
+def slo_limit_options(func: F) -> F:
+    """`--slo-ttft-ms`, `--slo-tps`: the client-side SLOs."""
     func = click.option(
         "--slo-tps",
         type=click.FloatRange(min=0, min_open=True),
@@ -121,6 +114,18 @@ def slo_options(func: F) -> F:
         show_default=True,
         help="TTFT SLO in ms (lower is better).",
     )(func)
+
+
+def slo_options(func: F) -> F:
+    """`--slo-ttft-ms`, `--slo-tps`, `--think-s`: the client-side SLOs and think time."""
+    func = click.option(
+        "--think-s",
+        type=click.FloatRange(min=0),
+        default=45.0,
+        show_default=True,
+        help="User think time Z in s for N = C_max x (1 + Z / L).",
+    )(func)
+    return slo_limit_options(func)
 
 
 def ingest_options(func: F) -> F:
