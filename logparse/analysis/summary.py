@@ -318,6 +318,24 @@ def _wrapped_diagnostics(diags: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def kv_pool_text(s: dict[str, Any]) -> str:
+    """The KV pool of start-up figures `s` with its mark (`?2,687,776 tokens` when guessed)."""
+    text = fmt(s.get("kv_pool_tokens"), unit="tokens")
+    confidence = ((s.get("evidence") or {}).get("kv_pool_tokens") or {}).get("confidence")
+    return text if text == "-" else mark_of(confidence) + text
+
+
+def kv_pool_range_note(s: dict[str, Any]) -> str | None:
+    """`the ranks print 900,000-916,672 tokens; the smallest (DP1) binds`, when they differ."""
+    spread = s.get("kv_pool_range")
+    if not spread:
+        return None
+    return (
+        f"the ranks print {spread['min']:,}-{spread['max']:,} tokens; the smallest "
+        f"({', '.join(spread['binding'])}) binds"
+    )
+
+
 def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
     """One engine start's figures: `~` marks an estimate, `?` a guess (`evidence`); a start that
     never said it was ready says so instead of a blank."""
@@ -339,7 +357,7 @@ def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
             "loaded in",
             fmt(s.get("weight_load_s"), 1, unit="s"),
         ],
-        ["KV pool", shown("kv_pool_tokens", unit="tokens"), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
+        ["KV pool", kv_pool_text(s), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
         ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
         [
             "CUDA graphs",
@@ -360,6 +378,9 @@ def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
         for k, e in ev.items()
         if e["confidence"] != "exact" and k != "init_s"
     ]
+    spread = kv_pool_range_note(s)
+    if spread:
+        notes.append(f"  KV pool: {spread}")
     return "\n".join([render_table(rows, None, align="lrlr", indent="  "), *notes])
 
 
