@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from logparse.analysis.clocks import clock_disagreement
 from logparse.analysis.unparsed import unparsed_families
 from logparse.drift import drift_facts, render_drift
 from logparse.escape import for_terminal
@@ -236,6 +237,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
         "warnings_by_category": by_category,
         "jit_by_what": jit_by_what,
         "unparsed_evidence": unparsed_evidence(result),
+        "clock": clock_disagreement(t, zone=result.times.zone),
         **drift_facts(result),
     }
 
@@ -302,6 +304,15 @@ def _fmt(value: Any, unit: str = "") -> str:
     else:
         text = str(value)
     return f"{text} {unit}".rstrip()
+
+
+def _span(facts: Mapping[str, Any]) -> str:
+    """`?2026-07-28 17:06:27+00:00 .. ?... (841 s)`: the span, its dates marked `?` when they come
+    from the file's modification time (the `times` row says so in full)."""
+    from logparse.analysis.text import date_mark
+
+    mark = date_mark(facts.get("times")) if facts["start"] else ""
+    return f"{mark}{_fmt(facts['start'])} .. {mark}{_fmt(facts['end'])} ({_fmt(facts['duration_s'], 's')})"
 
 
 def _starts_row(starts: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -382,7 +393,7 @@ def render_headline(facts: Mapping[str, Any]) -> str:
             + (f" ({engine_note(facts)})" if engine_note(facts) else ""),
         ),
         ("model", _fmt(facts["model"])),
-        ("time span", f"{_fmt(facts['start'])} .. {_fmt(facts['end'])} ({_fmt(facts['duration_s'], 's')})"),
+        ("time span", _span(facts)),
         ("times", time_basis(facts.get("times") or {})),
         ("ranks", ", ".join(facts["ranks"]) or "-"),
         ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
@@ -416,6 +427,8 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         out.extend(f"  {for_terminal(k):<{kw}}  {v:>10,}" for k, v in kinds.items())
     out.extend(render_drift(facts))
     out.extend(render_unparsed_evidence(facts))
+    if facts.get("clock"):
+        out.append(for_terminal(f"warning: {facts['clock']['message']}"))
     return "\n".join(out)
 
 
@@ -471,6 +484,8 @@ def _problem_words(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
     starts = facts.get("starts") or []
     if len(starts) > 1:
         out.append((f"{len(starts)} engine starts", f"engine starts: {_starts_row(starts)[0][1]}"))
+    if facts.get("clock"):
+        out.append(("clocks disagree", f"warning: {facts['clock']['message']}"))
     out += [("format drift", f"warning: {w['message']}") for w in facts.get("drift") or []]
     out += [
         (f"untyped {f['kind']} lines", line)
@@ -486,14 +501,15 @@ def _problem_words(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
 def render_ingest_rows(facts: Sequence[Mapping[str, Any]], skipped: Sequence[tuple[str, str]] = ()) -> str:
     """Several logs: one row per log (engine, lines, coverage, span, problems), a row per log that
     was skipped saying why, then each problem in full."""
-    from logparse.analysis.text import render_table
+    from logparse.analysis.text import date_mark, render_table
 
     body, notes = [], []
     for f in facts:
         name = str(f["source"])
         why = f.get("no_content")
         engine = f"- ({why})" if why else " ".join(str(p) for p in (f["engine"], f["version"]) if p)
-        span = "-" if not f["start"] else f"{str(f['start'])[:19]} +{_fmt(f['duration_s'], 's')}"
+        mark = date_mark(f.get("times"))
+        span = "-" if not f["start"] else f"{mark}{str(f['start'])[:19]} +{_fmt(f['duration_s'], 's')}"
         coverage = "-" if f["coverage"] is None else f"{f['coverage']:.1%}"
         problems = _problem_words(f)
         words = list(dict.fromkeys(w for w, _ in problems))

@@ -17,7 +17,7 @@ from logparse.analysis.diagnostics import effective_capacity
 from logparse.analysis.evidence import mark_of
 from logparse.analysis.figures import phase_evidence
 from logparse.analysis.prefill import first_request_chunks
-from logparse.analysis.text import fmt, render_table, tokens_label
+from logparse.analysis.text import date_mark, fmt, render_table, tokens_label
 from logparse.escape import for_terminal
 
 
@@ -137,6 +137,7 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
             "source": a.source,
             "engine": a.engine,
             "version": a.version,
+            "times": a.times,
             "startup": _startup_dict(a, a.startup),
             "segments": segment_dicts(a),
             "phases": phases,
@@ -217,9 +218,10 @@ def render_windows(summary: dict[str, Any]) -> str:
     obtained (`~` estimated, `?` guessed)."""
     rows, notes = [], []
     several = len(summary.get("segments") or []) > 1
+    guessed = date_mark(summary.get("times"), year_shown=False)
     for ph in summary["phases"]:
         s = ph["stable"]
-        span = f"{fmt(_parse(ph['start']))[5:]} +{fmt(ph['duration_s'], 0)}s"
+        span = f"{guessed}{fmt(_parse(ph['start']))[5:]} +{fmt(ph['duration_s'], 0)}s"
         base = [
             *([fmt(ph.get("segment"))] if several else []),
             str(ph["phase"]),
@@ -264,6 +266,11 @@ def render_windows(summary: dict[str, Any]) -> str:
         "ctx/req",
     ]
     table = render_table(rows, headers)
+    if guessed:
+        notes.append(
+            f"start {guessed}: the log prints no date; it is taken from "
+            f"{(summary.get('times') or {}).get('inferred_from')} (a copied or touched file moves it)"
+        )
     notes += evidence_notes(summary)
     return table + ("\n\n" + "\n".join(notes) if notes else "")
 

@@ -51,7 +51,7 @@ def _keep_tz(ctx: click.Context, param: click.Parameter, value: str | None) -> N
 
 
 def chosen_tz() -> str | None:
-    """The `--tz` of the running command (None: this machine's zone)."""
+    """The `--tz` of the running command (None: UTC, `times.DEFAULT_ZONE`)."""
     ctx = click.get_current_context(silent=True)
     return None if ctx is None else ctx.meta.get("logparse.tz")
 
@@ -88,7 +88,8 @@ def tz_option(func: F) -> F:
         metavar="ZONE",
         expose_value=False,
         callback=_keep_tz,
-        help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: this machine's zone; "
+        help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: UTC, whatever this "
+        "machine's zone; "
         "stamps with a zone, such as docker's, are exact]",
     )(func)
 

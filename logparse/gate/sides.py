@@ -305,6 +305,7 @@ def read_sides(
             engine=result.engine,
             source=result.source,
             read_stats=result.stats,
+            times=result.times,
             grammar=result.grammar,
         )
         sides.append(log_side(analysis))

@@ -153,7 +153,7 @@ def ingest(
     year
         The year of stamps that print none, when the log shows no full date.
     tz
-        The zone of stamps that print none (default: this machine's).
+        The zone of stamps that print none (default: UTC, whatever this machine's zone).
     patterns
         Extra grammar files, on top of the built-in ones and `LOGPARSE_PATTERNS`.
     reference

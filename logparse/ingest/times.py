@@ -4,8 +4,8 @@ Each line's `time` comes from its most complete stamp (a wrapper's date, year an
 engine's year-less stamp); `time` is a UTC instant:
 
 * an epoch number or a stamp with a zone is exact;
-* a stamp with a date but no zone is local time in `zone` (`--tz`; default this machine's zone),
-  stated in the ingest's facts;
+* a stamp with a date but no zone is local time in `zone` (`--tz`), UTC unless told: the same
+  log gives the same times on every machine, whatever its `TZ`; stated in the ingest's facts;
 * a stamp without a year (vLLM's `MM-DD`, syslog's `Mon DD`) takes the year of the last full date
   printed before it; a stamp without a date (old SGLang's `HH:MM:SS`) takes that date;
 * before any full date, the first full date of the log, else `--year`, else the file's modification
@@ -47,20 +47,7 @@ class Restart(Exception):
         self.date = date
 
 
-def local_zone() -> str:
-    """This machine's time zone name (`TZ`, else /etc/localtime), "UTC" when unknown."""
-    import os
-
-    name = os.environ.get("TZ", "").lstrip(":")
-    if name:
-        return name
-    try:
-        link = os.readlink("/etc/localtime")
-        if "zoneinfo/" in link:
-            return link.split("zoneinfo/", 1)[1]
-    except OSError:
-        pass
-    return "UTC"
+DEFAULT_ZONE = "UTC"  # stamps without a zone, unless --tz: the same times on every machine
 
 
 @dataclass
@@ -102,7 +89,7 @@ class TimeResolver:
     _last_value: int | None = None  # the last year-less or date-less time given, UTC us
 
     def __post_init__(self) -> None:
-        zone = self.zone or local_zone()
+        zone = self.zone or DEFAULT_ZONE
         self.facts.zone = zone
         self._local = self.mtime.astimezone(_zoneinfo(zone)).replace(tzinfo=None) if self.mtime else None
         if self.known_year is not None or self.year is not None:
@@ -111,14 +98,18 @@ class TimeResolver:
         elif self._local is not None:
             self._year, self._guessed = self._local.year, "mtime"
         else:
-            now = dt.datetime.now()
-            self._year, self._guessed = now.year, "now"
+            self._year, self._guessed = self._now(zone).year, "now"
         if self.known_date is not None:
             self._date = self.known_date
         elif self._local is not None:
             self._date = self._local.date()
         else:
-            self._date = dt.date.today()
+            self._date = self._now(zone).date()
+
+    @staticmethod
+    def _now(zone: str) -> dt.datetime:
+        """Now in `zone` (not in this machine's zone: stdin's dates do not depend on `TZ`)."""
+        return dt.datetime.now(dt.UTC).astimezone(_zoneinfo(zone)).replace(tzinfo=None)
 
     @property
     def settled(self) -> bool:

@@ -183,6 +183,7 @@ def load_runs(
                 engine=result.engine,
                 source=name,
                 read_stats=result.stats,
+                times=result.times,
                 grammar=result.grammar,
             )
         except LogparseError as exc:
