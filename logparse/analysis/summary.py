@@ -129,6 +129,9 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
                     "drafted_tps": _round(sp["drafted_tps"]),
                     "accepted_tps": _round(sp["accepted_tps"]),
                     "wasted_draft_pct": _round(sp["wasted_draft_pct"]),
+                    # SGLang prints no drafted / accepted throughput: `spec` derives them.
+                    "throughput_derived": sp["source"] == "sglang_decode_batch",
+                    "spec_tokens": sp["spec_tokens"],
                 },
             }
         )
@@ -431,6 +434,25 @@ def render_segments(segments: list[dict[str, Any]]) -> str:
     )
 
 
+def spec_notes(summary: dict[str, Any]) -> list[str]:
+    """Under the speculative-decoding table: which phases' drafted and accepted tok/s are derived
+    (SGLang prints neither) and how."""
+    derived = [
+        ph
+        for ph in summary["phases"]
+        if (ph["spec"] or {}).get("throughput_derived") and ph["spec"]["drafted_tps"]
+    ]
+    if not derived:
+        return []
+    k = derived[0]["spec"].get("spec_tokens")
+    drafted = f"gen ÷ accept len × {k} draft tokens" if k else "accepted ÷ the printed accept rate"
+    phases = ", ".join(str(ph["phase"]) for ph in derived)
+    return [
+        f"phase {phases}: drafted and accepted tok/s are derived, not printed (SGLang prints accept len "
+        f"and gen throughput): drafted = {drafted}, accepted = gen ÷ accept len × (accept len − 1)"
+    ]
+
+
 def render_summary(summary: dict[str, Any]) -> str:
     """The whole post-mortem as readable text (control characters from the log or its path made
     visible: a file name or a logged string cannot drive the reader's terminal)."""
@@ -497,6 +519,7 @@ def render_summary(summary: dict[str, Any]) -> str:
             render_table(
                 sp_rows, ["phase", "accept len", "accept %", "drafted tok/s", "accepted tok/s", "wasted %"]
             ),
+            *spec_notes(summary),
         ]
     if summary["degradation"]:
         out += ["", "degradation (per-request decode throughput)", render_degradation(summary["degradation"])]

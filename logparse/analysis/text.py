@@ -44,6 +44,15 @@ def date_mark(times: Mapping[str, Any] | None, *, year_shown: bool = True) -> st
     return GUESSED_DATE if guessed else ""
 
 
+def n_text(n: object) -> str:
+    """`N=10`, or `N unknown` when the concurrency is not known (never `N=None`).
+
+    >>> n_text(10), n_text(None)
+    ('N=10', 'N unknown')
+    """
+    return "N unknown" if n is None else f"N={n}"
+
+
 def tokens_label(tokens: int | None, *, estimated: bool = False) -> str:
     """`64K` for 65,536, `195K` for 200,000; prefixed `~` when estimated."""
     if tokens is None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from logparse.analysis.evidence import mark_of
-from logparse.analysis.text import tokens_label
+from logparse.analysis.text import n_text, tokens_label
 from logparse.gate.metrics import Origin
 
 if TYPE_CHECKING:
@@ -164,11 +164,6 @@ def _phase_scope(k: int, ph: dict[str, Any], output: dict[str, Any] | None) -> S
         output_tokens=None if output is None else float(output["output_tokens"]),
         output_estimated=True,
     )
-
-
-def n_text(n: int | None) -> str:
-    """`N=10`, or `N unknown` (never `N=None`)."""
-    return "N unknown" if n is None else f"N={n}"
 
 
 def _window_measure(metric: str, scope: str, w: dict[str, Any] | None, reason: str | None) -> Measure:
@@ -320,6 +315,5 @@ __all__ = [
     "client_side",
     "is_client_result",
     "log_side",
-    "n_text",
     "read_sides",
 ]
