@@ -487,14 +487,7 @@ def _problem_words(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
     if facts.get("clock"):
         out.append(("clocks disagree", f"warning: {facts['clock']['message']}"))
     out += [("format drift", f"warning: {w['message']}") for w in facts.get("drift") or []]
-    out += [
-        (f"untyped {f['kind']} lines", line)
-        for f, line in zip(
-            facts.get("unparsed_evidence") or [],
-            render_unparsed_evidence({**facts, "drift": []}),
-            strict=False,
-        )
-    ]
+    out += [("untyped lines", line) for line in render_unparsed_evidence({**facts, "drift": []})]
     return out
 
 

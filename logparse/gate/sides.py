@@ -76,18 +76,12 @@ class Side:
         return next((m for m in self.measures if m.metric == metric and m.scope == scope), None)
 
     def describe(self) -> str:
-        """`vllm 0.26.0, Kimi-K3, TP8` (what is known of it)."""
+        """`vllm 0.26.0, Kimi-K3, TP8 DP1` (what is known of it)."""
         parts = [" ".join(p for p in (self.engine, self.version) if p)]
         if self.model:
             parts.append(self.model.rstrip("/").rsplit("/", 1)[-1])
-        if self.tensor_parallel or self.data_parallel:
-            parts.append(
-                "".join(
-                    f"{name}{n}"
-                    for name, n in (("TP", self.tensor_parallel), (" DP", self.data_parallel))
-                    if n
-                ).strip()
-            )
+        sizes = [f"{name}{n}" for name, n in (("TP", self.tensor_parallel), ("DP", self.data_parallel)) if n]
+        parts.append(" ".join(sizes))
         return ", ".join(p for p in parts if p) or ("client result" if self.origin == "client" else "log")
 
 

@@ -19,6 +19,7 @@ def gate(*args: str) -> tuple[int, str]:
     return out.exit_code, out.output
 
 
+@pytest.mark.slow
 def test_a_table_folder_and_a_dataset_of_runs_are_sides(tmp_path: Path) -> None:
     folder, dataset = tmp_path / "tables", tmp_path / "nightly"
     assert CliRunner().invoke(cli, ["ingest", str(V64), "--out", str(folder)]).exit_code == 0
@@ -75,3 +76,13 @@ def test_the_readme_shows_a_ci_snippet_using_gate(section: str) -> None:
         assert "--junit" in snippet and "--markdown" in snippet
     else:
         assert "exit status" in snippet.lower()
+
+
+def test_the_help_lists_every_metric_once() -> None:
+    """The epilog is written by hand (--help imports no analysis): it must name exactly METRICS."""
+    from logparse.cli.gate import EPILOG
+    from logparse.gate.metrics import METRICS
+
+    listed = EPILOG.split("Metrics (--threshold KEY=PCT):", 1)[1]
+    named = {word.strip(",;") for word in listed.split() if "_" in word or word.strip(",;") in ("oom", "preemptions")}
+    assert named == {m.key for m in METRICS}

@@ -129,6 +129,7 @@ def _shape(root: ET.Element) -> tuple[set[tuple[str, str]], dict[str, set[str]]]
     return pairs, attrs
 
 
+@pytest.mark.slow
 def test_junit_has_the_shape_pytest_writes(logs: dict[str, Path], tmp_path: Path) -> None:
     """Our file next to one the real pytest writes for a passing, failing and erroring test."""
     (tmp_path / "test_shape.py").write_text(

@@ -93,6 +93,7 @@ def test_an_ambiguous_log_is_typed_with_the_engine_that_types_more_of_it(
     assert f"ambiguous: the engines score alike" in text and f"read as {head_of}" in text
 
 
+@pytest.mark.slow
 def test_the_headline_names_every_engine_start(tmp_path: Path) -> None:
     path = tmp_path / "restarted.log"
     path.write_bytes(V64.read_bytes() + (FIXTURES / "vllm" / "gpustack-200k.log").read_bytes())
