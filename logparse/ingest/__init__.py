@@ -346,14 +346,14 @@ def run_job(job: Job, *, workers: int = 1, cancel: threading.Event | None = None
     except LogparseError as exc:
         if job.folder is not None:
             remove_tree(job.folder)
-        cause = (
-            "engine"
-            if isinstance(exc, EngineNotDetected)
-            else "unread"
-            if type(exc) is InputError
-            else "other"
-        )
-        return JobResult(job, error=str(exc), cause=cause)
+        return JobResult(job, error=str(exc), cause=_cause(exc))
+
+
+def _cause(exc: LogparseError) -> str:
+    """`JobResult.cause` of an error: ``engine``, ``unread`` or ``other``."""
+    if isinstance(exc, EngineNotDetected):
+        return "engine"
+    return "unread" if type(exc) is InputError else "other"
 
 
 def ingest_many(
