@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 import polars as pl
 
+from logparse.analysis.clocks import clock_disagreement
 from logparse.analysis.unparsed import unparsed_families
 from logparse.drift import drift_facts, render_drift
 from logparse.escape import for_terminal
@@ -91,15 +92,26 @@ def _startup_tables(tables: Mapping[str, Frame], start: Any) -> dict[str, pl.Dat
     """What `coldstart.startup_figures` reads of a log's tables, collected without a full scan.
 
     It reads the start-up kinds, the log's first timestamp (`start_time`) and, when the ready line
-    has no timestamp of its own, the last timestamped line before it (`time_at_line`). So: the
-    start-up kinds whole; of every other kind, only its (line_no, time) up to the ready line, and
-    then only when that line has no time; and one row holding the log's first time.
+    has no timestamp of its own, the last timestamped line before it (`time_at_line`); the engine
+    starts (`segments.find_segments`) need the stats lines' numbers too. So: the start-up kinds
+    whole; the stats kinds' (line_no, time); of every other kind, only its (line_no, time) up to
+    the ready line, and then only when that line has no time; and one row holding the log's first
+    time.
     """
     from logparse.analysis._frames import naive_utc
     from logparse.analysis.coldstart import ready_row
+    from logparse.analysis.segments import STATS_KINDS
 
     tables = naive_utc(tables)
     view = {kind: _lazy(frame).collect() for kind, frame in tables.items() if kind in STARTUP_KINDS}
+    # The stats lines' numbers tell a restart (loading again after serving) from a first start.
+    view.update(
+        {
+            kind: _lazy(frame).select("line_no", "time").collect()
+            for kind, frame in tables.items()
+            if kind in STATS_KINDS
+        }
+    )
     ready = ready_row(view)
     if ready is not None and ready["time_approx"]:
         for kind, frame in tables.items():
@@ -124,11 +136,24 @@ def startup(tables: Mapping[str, Frame], *, engine: str, start: Any = None) -> d
 
     `start` is the log's first timestamp when the caller already has it (else it is computed).
     """
+    return _startup_and_starts(tables, engine=engine, start=start)[0]
+
+
+def _startup_and_starts(
+    tables: Mapping[str, Frame], *, engine: str, start: Any = None, lines: int = 0
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """`startup`, and every engine start's first and last line (`segments.find_segments`; the last
+    start runs to line `lines`, the log's last)."""
     from logparse.analysis.coldstart import startup_figures
+    from logparse.analysis.segments import find_segments
 
     if start is None:
         start = _time_span(tables)[0]
-    return startup_figures(_startup_tables(tables, start), engine=engine)
+    view = _startup_tables(tables, start)
+    starts = find_segments({k: v for k, v in view.items() if k != "_start"}).to_dicts()
+    if starts:
+        starts[-1]["last_line"] = max(starts[-1]["last_line"], lines)
+    return startup_figures(view, engine=engine), starts
 
 
 def headline(result: IngestResult) -> dict[str, Any]:
@@ -173,6 +198,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
         jit_by_what = {str(w): int(n) for w, n in grouped.iter_rows()}
     no_content = no_content_of(result.lines, result.scores)
     empty = no_content is not None
+    figures, starts = _startup_and_starts(t, engine=result.engine, start=start, lines=result.lines)
     return {
         "source": result.source,
         "engine": None if empty else result.engine,
@@ -198,7 +224,8 @@ def headline(result: IngestResult) -> dict[str, Any]:
             "notes": list(result.stats.notes),
         },
         "times": result.times.as_dict(),
-        "startup": startup(t, engine=result.engine, start=start),
+        "startup": figures,
+        "starts": starts,
         "counts": {
             "oom": _count_rows(t, "oom"),
             "oom_recovered": _count_rows(t, "oom", pl.col("recovered").fill_null(False)),
@@ -210,6 +237,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
         "warnings_by_category": by_category,
         "jit_by_what": jit_by_what,
         "unparsed_evidence": unparsed_evidence(result),
+        "clock": clock_disagreement(t, zone=result.times.zone),
         **drift_facts(result),
     }
 
@@ -278,8 +306,75 @@ def _fmt(value: Any, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+def _span(facts: Mapping[str, Any]) -> str:
+    """`?2026-07-28 17:06:27+00:00 .. ?... (841 s)`: the span, its dates marked `?` when they come
+    from the file's modification time (the `times` row says so in full)."""
+    from logparse.analysis.text import date_mark
+
+    mark = date_mark(facts.get("times")) if facts["start"] else ""
+    return f"{mark}{_fmt(facts['start'])} .. {mark}{_fmt(facts['end'])} ({_fmt(facts['duration_s'], 's')})"
+
+
+def _starts_row(starts: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """`engine starts` when the log holds several (a restart): where each begins; the start-up
+    figures around it are the first start's."""
+    if len(starts) < 2:
+        return []
+    where = ", ".join(f"{r['first_line']:,}-{r['last_line']:,}" for r in starts)
+    return [
+        (
+            "engine starts",
+            f"{len(starts)} (lines {where}); the start-up figures here are the first start's, "
+            "`logparse summary` shows each",
+        )
+    ]
+
+
+def _kv_pool(s: Mapping[str, Any]) -> str:
+    """The headline's KV pool: its mark (`?` guessed, `~` estimated), size, max concurrency, and the
+    range when the ranks print different pools."""
+    from logparse.analysis.summary import kv_pool_range_note, kv_pool_text
+
+    text = (
+        f"{kv_pool_text(dict(s))}, {_fmt(s['kv_gib'], 'GiB')}, max concurrency {_fmt(s['max_concurrency'])}"
+    )
+    spread = kv_pool_range_note(dict(s))
+    if spread:
+        text += f" ({spread})"
+    confidence = ((s.get("evidence") or {}).get("kv_pool_tokens") or {}).get("confidence")
+    if confidence and confidence != "exact":
+        text += f" ({s['evidence']['kv_pool_tokens']['how']})"
+    return text
+
+
 def _breakdown(counts: Mapping[str, int]) -> str:
     return f" ({', '.join(f'{k} {v}' for k, v in counts.items())})" if counts else ""
+
+
+def input_problems(facts: Mapping[str, Any]) -> list[str]:
+    """What went wrong reading the log (`reader.read_problems`): a truncated `.gz`, a cut last line,
+    invalid UTF-8, NUL bytes, ... one message each."""
+    inp = facts["input"]
+    read = ReadStats(
+        invalid_utf8_lines=inp["invalid_utf8_lines"],
+        nul_lines=inp["nul_lines"],
+        truncated_last_line=inp["truncated_last_line"],
+        notes=list(inp["notes"]),
+    )
+    return [message for _, message in read_problems(read)]
+
+
+def engine_note(facts: Mapping[str, Any]) -> str | None:
+    """Why the engine is a close call, when the best two detection scores tie: the log was read
+    with the engine whose grammar types more of its first lines (`detect.detect_engine`)."""
+    ranked = sorted((facts.get("engine_scores") or {}).items(), key=lambda kv: -kv[1])
+    if len(ranked) < 2 or ranked[0][1] != ranked[1][1] or facts.get("engine") is None:
+        return None
+    tied = " and ".join(f"{name} {score:.2f}" for name, score in ranked if score == ranked[0][1])
+    return (
+        f"ambiguous: the engines score alike ({tied}); read as {facts['engine']}, whose grammar "
+        "types more of the log's first lines (--engine to choose)"
+    )
 
 
 def render_headline(facts: Mapping[str, Any]) -> str:
@@ -292,19 +387,19 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("log", facts["source"]),
         (
             "engine",
-            engine + (f" {facts['version']}" if facts["version"] else "") + (f" ({why})" if why else ""),
+            engine
+            + (f" {facts['version']}" if facts["version"] else "")
+            + (f" ({why})" if why else "")
+            + (f" ({engine_note(facts)})" if engine_note(facts) else ""),
         ),
         ("model", _fmt(facts["model"])),
-        ("time span", f"{_fmt(facts['start'])} .. {_fmt(facts['end'])} ({_fmt(facts['duration_s'], 's')})"),
+        ("time span", _span(facts)),
         ("times", time_basis(facts.get("times") or {})),
         ("ranks", ", ".join(facts["ranks"]) or "-"),
         ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
+        *_starts_row(facts.get("starts") or []),
         ("weights", f"{_fmt(s['weights_gib'], 'GiB')}, loaded in {_fmt(s['weight_load_s'], 's')}"),
-        (
-            "KV pool",
-            f"{_fmt(s['kv_pool_tokens'], 'tokens')}, {_fmt(s['kv_gib'], 'GiB')}, "
-            f"max concurrency {_fmt(s['max_concurrency'])}",
-        ),
+        ("KV pool", _kv_pool(s)),
         ("CUDA graphs", f"{_fmt(s['cuda_graph_s'], 's')}, {_fmt(s['cuda_graph_gib'], 'GiB')}"),
         ("compile", _fmt(s["compile_s"], "s")),
         ("engine init", _fmt(s["init_s"], "s") + (" (inferred)" if s.get("init_s_inferred") else "")),
@@ -319,16 +414,9 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("JIT/compile", f"{c['jit_lines']} lines" + _breakdown(facts["jit_by_what"])),
         ("warnings", ", ".join(f"{k} {v}" for k, v in facts["warnings_by_category"].items()) or "0"),
     ]
-    inp = facts["input"]
-    read = ReadStats(
-        invalid_utf8_lines=inp["invalid_utf8_lines"],
-        nul_lines=inp["nul_lines"],
-        truncated_last_line=inp["truncated_last_line"],
-        notes=list(inp["notes"]),
-    )
-    problems = read_problems(read)
+    problems = input_problems(facts)
     if problems:
-        rows.append(("input", "; ".join(message for _, message in problems)))
+        rows.append(("input", "; ".join(problems)))
     width = max(len(k) for k, _ in rows)
     out = [f"{k:<{width}}  {for_terminal(v)}" for k, v in rows]  # values hold text from the log
     kinds = facts["lines_per_kind"]
@@ -339,32 +427,95 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         out.extend(f"  {for_terminal(k):<{kw}}  {v:>10,}" for k, v in kinds.items())
     out.extend(render_drift(facts))
     out.extend(render_unparsed_evidence(facts))
+    if facts.get("clock"):
+        out.append(for_terminal(f"warning: {facts['clock']['message']}"))
     return "\n".join(out)
 
 
 class HeadlinePrinter:
-    """Prints each log's headline as it is ready: text (`table`), a stderr count line per log
-    (`jsonl`, whose events go to stdout), or one JSON document at the end (`json`)."""
+    """Prints each log's headline as it is ready: text (`table`; several logs: one row per log at
+    the end), a stderr count line per log (`jsonl`, whose events go to stdout), or one JSON
+    document at the end (`json`). Problems reading a log are warnings on stderr in every format."""
 
     def __init__(self, fmt: str, *, several: bool, echo: Callable[..., None]) -> None:
         self.fmt = fmt
         self.several = several
         self.echo = echo
         self.printed: list[dict[str, Any]] = []
+        self.skipped: list[tuple[str, str]] = []
+        self.damaged = 0  # logs with input problems (`--strict` fails on them)
 
     def show(self, facts: dict[str, Any]) -> None:
         """One log's headline is ready."""
-        if self.fmt == "table":
+        problems = input_problems(facts)
+        for problem in problems:
+            where = "" if problem.startswith(str(facts["source"])) else f"{facts['source']}: "
+            self.echo(for_terminal(f"warning: {where}{problem}"), err=True)
+        self.damaged += bool(problems)
+        if self.fmt == "table" and not self.several:
             self.echo(("\n" if self.printed else "") + render_headline(facts))
         elif self.fmt == "jsonl":
             self.echo(render_event_count(facts), err=True)
         self.printed.append(facts)
 
+    def skip(self, log: str, reason: str) -> None:
+        """A log that could not be ingested (said on stderr now, and in its row at the end)."""
+        where = "" if reason.startswith(log) else f"{log}: "
+        self.echo(for_terminal(f"error: {where}{reason} (skipped)"), err=True)
+        self.skipped.append((log, reason))
+
     def finish(self) -> None:
-        """Every log is read: the JSON document (one object for one log, else a list)."""
+        """Every log is read: the table of several logs, or the JSON document (one object for
+        one log, else a list)."""
         if self.fmt == "json":
             one = len(self.printed) == 1 and not self.several
             self.echo(json.dumps(self.printed[0] if one else self.printed, indent=2, default=str))
+        elif self.fmt == "table" and self.several:
+            self.echo(render_ingest_rows(self.printed, self.skipped))
+
+
+def _problem_words(facts: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(a word or two for the table, the whole message for the notes) of each problem of a log."""
+    source = f"{facts['source']}: "
+    out = [("input damaged", f"input: {p.removeprefix(source)}") for p in input_problems(facts)]
+    note = engine_note(facts)
+    if note:
+        out.append(("engine ambiguous", f"engine {note}"))
+    starts = facts.get("starts") or []
+    if len(starts) > 1:
+        out.append((f"{len(starts)} engine starts", f"engine starts: {_starts_row(starts)[0][1]}"))
+    if facts.get("clock"):
+        out.append(("clocks disagree", f"warning: {facts['clock']['message']}"))
+    out += [("format drift", f"warning: {w['message']}") for w in facts.get("drift") or []]
+    out += [("untyped lines", line) for line in render_unparsed_evidence({**facts, "drift": []})]
+    return out
+
+
+def render_ingest_rows(facts: Sequence[Mapping[str, Any]], skipped: Sequence[tuple[str, str]] = ()) -> str:
+    """Several logs: one row per log (engine, lines, coverage, span, problems), a row per log that
+    was skipped saying why, then each problem in full."""
+    from logparse.analysis.text import date_mark, render_table
+
+    body, notes = [], []
+    for f in facts:
+        name = str(f["source"])
+        why = f.get("no_content")
+        engine = f"- ({why})" if why else " ".join(str(p) for p in (f["engine"], f["version"]) if p)
+        mark = date_mark(f.get("times"))
+        span = "-" if not f["start"] else f"{mark}{str(f['start'])[:19]} +{_fmt(f['duration_s'], 's')}"
+        coverage = "-" if f["coverage"] is None else f"{f['coverage']:.1%}"
+        problems = _problem_words(f)
+        words = list(dict.fromkeys(w for w, _ in problems))
+        body.append([name, engine, f"{f['lines']:,}", coverage, span, ", ".join(words) or "-"])
+        notes += [f"{name}: {message}" for _, message in problems]
+    for log, reason in skipped:
+        body.append([log, "-", "-", "-", "-", reason.removeprefix(f"{log}: ")])
+    table = render_table(
+        [[for_terminal(c) for c in row] for row in body],
+        ["log", "engine", "lines", "coverage", "span", "problems"],
+        align="llrrll",
+    )
+    return "\n".join([table, *([""] + [for_terminal(n) for n in notes] if notes else [])])
 
 
 def render_event_count(facts: Mapping[str, Any]) -> str:
@@ -390,7 +541,7 @@ def ingest_headlines(
     jobs: int | None = None,
     jsonl: TextIO | None = None,
     on_headline: Callable[[dict[str, Any]], None] | None = None,
-    on_error: Callable[[str], None] | None = None,
+    on_error: Callable[[str, str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Ingest `logs` (files, folders, globs, `-`) and give each log's headline facts, in order.
 
@@ -471,7 +622,7 @@ def ingest_headlines(
                     item = pending.pop(shown)
                     if item.error:
                         if on_error is not None:
-                            on_error(f"{item.job.log}: {item.error} (skipped)")
+                            on_error(item.job.log, item.error)
                     else:
                         done(item.result, item.job.run)
                     shown += 1

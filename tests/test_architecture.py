@@ -23,7 +23,7 @@ LAYERS = [
     ["logparse.grammar.check"],
     ["logparse.ingest"],
     ["logparse.drift"],
-    ["logparse.analysis", "logparse.bench", "logparse.mining", "logparse.emulate"],
+    ["logparse.analysis", "logparse.bench", "logparse.mining", "logparse.emulate", "logparse.gate"],
     ["logparse.headline", "logparse.charts", "logparse.report", "logparse.export", "logparse.perf"],
     ["logparse.cli", "logparse.__main__"],
 ]

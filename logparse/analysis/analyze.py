@@ -23,6 +23,7 @@ from logparse.analysis.unparsed import UnparsedFamily, unparsed_families
 from logparse.errors import InputError
 from logparse.grammar import Grammar
 from logparse.ingest.reader import ReadStats
+from logparse.ingest.times import TimeFacts
 
 SEGMENT_ROW_SCHEMA: dict[str, pl.DataType] = {
     **segments_mod.SEGMENT_SCHEMA,
@@ -68,6 +69,7 @@ class Analysis:
     startups: list[dict[str, Any]] = field(default_factory=list)
     unparsed: list[UnparsedFamily] = field(default_factory=list)  # evidence seen but not typed
     segment: int | None = None  # the one start analysed (`analyze(..., segment=K)`), else None
+    times: dict[str, Any] = field(default_factory=dict)  # how the times were made (`TimeFacts.as_dict`)
 
     def frames(self) -> dict[str, pl.DataFrame]:
         """The tables to write as Parquet, by name."""
@@ -99,6 +101,7 @@ def analyze(
     read_stats: ReadStats | None = None,
     grammar: Grammar | None = None,
     segment: int | None = None,
+    times: TimeFacts | None = None,
 ) -> Analysis:
     """The post-mortem of one log's event tables.
 
@@ -128,6 +131,10 @@ def analyze(
     segment
         Analyse only this engine start (1-based, `segments.find_segments`); default: every
         start, each on its own, phases numbered across them.
+    times
+        How the log's times were made (`IngestResult.times`): which dates are guesses (the
+        summary marks them) and the zone naive stamps were read in (a wrapper's clock that
+        disagrees with the engine's is a ``clock_disagreement`` warning).
     """
     from logparse.grammar import load_grammar
 
@@ -168,6 +175,7 @@ def analyze(
         families=families,
         read_stats=read_stats,
         segment=segment,
+        times=times,
     )
 
 
@@ -324,6 +332,7 @@ def combine(
     families: Sequence[UnparsedFamily],
     read_stats: ReadStats | None,
     segment: int | None,
+    times: TimeFacts | None = None,
 ) -> Analysis:
     """One `Analysis` of the log from those of its engine starts (`parts`, one per `chosen`
     segment): their tables stacked (phases and the cold-start timeline with a ``segment``
@@ -352,6 +361,7 @@ def combine(
         read_stats=read_stats,
         families=families,
         segments=segments,
+        zone=times.zone if times is not None else "UTC",
     )
     counts: dict[str, int] = {}
     for p in parts:
@@ -381,6 +391,7 @@ def combine(
         startups=[{**p.startup, "segment": k} for k, p in zip(numbers, parts, strict=True)],
         unparsed=list(families),
         segment=segment,
+        times={} if times is None else times.as_dict(),
     )
 
 
@@ -477,4 +488,5 @@ def analyze_log(
         read_stats=result.stats,
         grammar=result.grammar,
         segment=segment,
+        times=result.times,
     )

@@ -279,7 +279,9 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     Keys: ``weights_gib``, ``weight_load_s``, ``kv_pool_tokens``, ``kv_gib``, ``max_concurrency``
     (as vLLM prints it), ``context_len``, ``max_running_requests``, ``cuda_graph_s``,
     ``cuda_graph_gib``, ``compile_s``, ``init_s``, ``init_s_inferred``, ``ready_s``,
-    ``activation_gib``, ``non_torch_gib``, ``evidence`` (`figures.startup_evidence`). Figures printed by every rank are the first rank's
+    ``activation_gib``, ``non_torch_gib``, ``evidence`` (`figures.startup_evidence`),
+    ``kv_pool_range`` (`kv_pool_range`: when the ranks print different pools; the pool is then the
+    smallest, which binds). Other figures printed by every rank are the first rank's
     (rank 0; for SGLang graph capture, its target and draft captures added up). A log of
     several engine starts gives its first start's figures (`segments.first_segment_tables`):
     two starts' captures are never added up.
@@ -370,6 +372,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         "weights_gib": weights_gib,
         "weight_load_s": load_s,
         "kv_pool_tokens": pool,
+        "kv_pool_range": kv_pool_range(tables),
         "kv_gib": kv_gib,
         "max_concurrency": max_conc,
         "context_len": context,
@@ -387,6 +390,34 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     return {**figures, "evidence": startup_evidence(figures, pool=kv_pool_figure(tables))}
 
 
+def kv_pool_by_rank(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
+    """Each rank's printed KV pool (``rank``, ``tokens``; the rank label ``-`` when none is
+    printed): its SGLang capacity line (`max_total_num_tokens=…`) when it printed one, else its
+    first pool line (the target model's: a draft model's pool is allocated after it)."""
+    kv = table(tables, "kv_pool", _KV).filter(pl.col("tokens").is_not_null()).sort("line_no")
+    capacity = pl.col("context_len").is_not_null() | pl.col("max_running_requests").is_not_null()
+    return (
+        kv.with_columns(pl.col("rank").fill_null("-"), capacity.alias("_capacity"))
+        .group_by("rank", maintain_order=True)
+        .agg(pl.col("tokens").sort_by(pl.col("_capacity"), descending=True, maintain_order=True).first())
+        .select("rank", "tokens")
+    )
+
+
+def kv_pool_range(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
+    """When the ranks print different KV pool sizes: ``min``, ``max`` and ``binding`` (the ranks
+    of the smallest pool, which limits what every rank can hold); None when they agree."""
+    ranks = kv_pool_by_rank(tables)
+    if ranks.get_column("tokens").n_unique() < 2:
+        return None
+    low = int(ranks.get_column("tokens").min())  # type: ignore[arg-type]
+    return {
+        "min": low,
+        "max": int(ranks.get_column("tokens").max()),  # type: ignore[arg-type]
+        "binding": [str(r) for r in ranks.filter(pl.col("tokens") == low).get_column("rank").to_list()],
+    }
+
+
 def kv_pool_tokens(tables: Mapping[str, pl.DataFrame]) -> int | None:
     """The target model's KV pool in tokens (`kv_pool_figure`'s value)."""
     figure = kv_pool_figure(tables)
@@ -397,20 +428,27 @@ def kv_pool_figure(tables: Mapping[str, pl.DataFrame]) -> Figure | None:
     """The target model's KV pool in tokens, and how sure it is.
 
     SGLang's capacity line (`max_total_num_tokens=…, context_len=…`) wins, since a draft model
-    allocates a second, larger pool; else the first `GPU KV cache size` / `#tokens` line (exact).
+    allocates a second, larger pool; else the `GPU KV cache size` / `#tokens` lines (exact). When
+    the ranks print different sizes, the smallest binds: it is the figure (`kv_pool_by_rank`).
     vLLM V0 prints only blocks: `# GPU blocks` × the default block size 16 when that agrees
     (within 1 %) with `Maximum concurrency` × tokens per request (estimated), or when nothing
     else says (guessed: the block size is not printed); else that product (estimated, the
     concurrency printed to 2 decimals).
     """
     kv = table(tables, "kv_pool", _KV)
-    with_tokens = kv.filter(pl.col("tokens").is_not_null())
-    capacity = with_tokens.filter(
-        pl.col("context_len").is_not_null() | pl.col("max_running_requests").is_not_null()
-    )
-    value = first_non_null(capacity, "tokens") if capacity.height else first_non_null(with_tokens, "tokens")
-    if value is not None:
-        return Figure(int(value), EXACT, "printed pool size")  # type: ignore[call-overload]
+    ranks = kv_pool_by_rank(tables)
+    if ranks.height:
+        sizes = ranks.get_column("tokens")
+        low, high = int(sizes.min()), int(sizes.max())  # type: ignore[arg-type]
+        if low == high:
+            return Figure(low, EXACT, "printed pool size")
+        binding = ranks.filter(pl.col("tokens") == low).get_column("rank").to_list()
+        return Figure(
+            low,
+            EXACT,
+            f"printed pool size; the ranks print {low:,}-{high:,} tokens and the smallest pool "
+            f"({', '.join(str(r) for r in binding)}) binds",
+        )
     blocks = first_non_null(kv, "gpu_blocks")
     conc, per_request = first_non_null(kv, "max_concurrency"), first_non_null(kv, "per_request_tokens")
     implied = float(conc) * float(per_request) if conc is not None and per_request is not None else None  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ from logparse.analysis.analyze import Analysis
 from logparse.analysis.comparable import with_comparability
 from logparse.analysis.degradation import degradation, render_degradation
 from logparse.analysis.identity import IDENTITY_KEYS
-from logparse.analysis.text import fmt, render_table, tokens_label
+from logparse.analysis.text import fmt, n_text, render_table, tokens_label
 from logparse.escape import for_terminal
 
 COMPARE_SCHEMA: dict[str, pl.DataType] = {
@@ -159,9 +159,15 @@ def _labels(frame: pl.DataFrame, tolerance: float) -> list[str | None]:
 def compare_degradation(rows: pl.DataFrame) -> pl.DataFrame:
     """Degradation ratios per engine across the compared logs (`degradation.DEGRADATION_SCHEMA`):
     only between trusted windows of comparable runs (same engine, model, TP/DP sizes, spec
-    decoding, quantisation and N: `comparable`); the others are `comparability_warnings`."""
+    decoding, quantisation and N: `comparable`), one per input length (the one with most
+    samples: windows of equal input lengths give no ratio); the others are
+    `comparability_warnings`."""
     usable = with_comparability(
         rows.filter(pl.col("per_request_tps").is_not_null() & pl.col("trusted").fill_null(False))
+    )
+    # One window per input length and setup: two 16K windows make no "16K -> 16K" ratio.
+    usable = usable.sort("samples", descending=True, nulls_last=True, maintain_order=True).unique(
+        ["comparable", "input_label"], keep="first", maintain_order=True
     )
     engine_of = dict(zip(usable.get_column("comparable").to_list(), usable.get_column("engine").to_list()))
     out = degradation(usable, by="comparable", label="source")
@@ -187,7 +193,8 @@ def compare_warnings(analyses: Sequence[Analysis | NotAnalysed]) -> pl.DataFrame
 
 
 def render_compare(rows: pl.DataFrame, degr: pl.DataFrame, warnings: pl.DataFrame | None = None) -> str:
-    """The long table, the Core Result table (scenarios × engines) or the degradation table, the
+    """The long table (each row's own input length, `~` when estimated), the Core Result table
+    (scenarios × engines) with the rows it leaves out and why, or the degradation table, the
     notes of rows, then `warnings` (`compare_warnings`) when given."""
     body = []
     for r in rows.sort("engine", "input_tokens", nulls_last=True).iter_rows(named=True):
@@ -196,7 +203,7 @@ def render_compare(rows: pl.DataFrame, degr: pl.DataFrame, warnings: pl.DataFram
                 for_terminal(r["source"]),
                 r["engine"] or "-",
                 fmt(r["phase"]),
-                r["input_label"] or "-",
+                _own_input(r),
                 fmt(r["concurrency"]),
                 fmt(r["samples"]),
                 fmt(r["gen_tps_mean"], 1),
@@ -228,6 +235,9 @@ def render_compare(rows: pl.DataFrame, degr: pl.DataFrame, warnings: pl.DataFram
     core = core_result(rows, degr)
     if core:
         out += ["", "Core Result", core]
+        left = core_result_left_out(rows)
+        if left:
+            out += ["", *(for_terminal(line) for line in left)]
     elif degr.height:  # the Core Result table, when shown, already holds these ratios
         out += [
             "",
@@ -252,42 +262,118 @@ def render_compare(rows: pl.DataFrame, degr: pl.DataFrame, warnings: pl.DataFram
     return "\n".join(out)
 
 
+def _own_input(row: dict[str, Any]) -> str:
+    """A row's own input length, `~` when estimated (its group's label may be another log's exact one)."""
+    if row["input_tokens"] is None:
+        return "-"
+    return tokens_label(row["input_tokens"], estimated=bool(row["input_tokens_estimated"]))
+
+
 def _note_line(row: dict[str, object]) -> str:
     """`log phase N: note`, or `log: note` for a log without phases (text from the log escaped)."""
     where = "" if row["phase"] is None else f" phase {row['phase']}"
     return for_terminal(f"{row['source']}{where}: {row['note']}")
 
 
+CELL_KEY = ("engine", "input_label", "concurrency")
+
+
+def core_cells(rows: pl.DataFrame) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """The rows that make the Core Result, and those left out with why (``source``, ``phase``,
+    ``why``). A cell is one trusted window per engine, input length and N (`CELL_KEY`); of
+    several, the one with the most samples (then the first given) holds it."""
+    usable = rows.filter(
+        pl.col("trusted").fill_null(False)
+        & pl.col("input_label").is_not_null()
+        & pl.col("engine").is_not_null()
+    )
+    ranked = usable.with_row_index("_order").sort(
+        ["samples", "_order"], descending=[True, False], nulls_last=True
+    )
+    cells = ranked.unique(list(CELL_KEY), keep="first", maintain_order=True).sort("_order").drop("_order")
+    holder = {tuple(r[k] for k in CELL_KEY): r for r in cells.iter_rows(named=True)}
+    kept = {(r["source"], r["phase"]) for r in cells.iter_rows(named=True)}
+    left: list[dict[str, Any]] = []
+    for r in rows.iter_rows(named=True):
+        if (r["source"], r["phase"]) in kept:
+            continue
+        if r["trusted"] and r["input_label"] is not None and r["engine"] is not None:
+            h = holder[tuple(r[k] for k in CELL_KEY)]
+            where = h["source"] + ("" if h["phase"] is None else f" phase {h['phase']}")
+            why = (
+                f"another trusted window of {r['engine']} at {r['input_label']}, {n_text(r['concurrency'])} "
+                f"holds that cell ({where}, {h['samples']} samples)"
+            )
+        elif r["trusted"] and r["input_label"] is None:
+            why = "its input length is unknown"
+        elif r["per_request_tps"] is not None:
+            why = f"its stable window is not trusted ({r['note'] or 'too short'})"
+        else:
+            why = r["note"] or "no stable window"
+        left.append({"source": r["source"], "phase": r["phase"], "why": why})
+    return cells, left
+
+
+def core_result_left_out(rows: pl.DataFrame) -> list[str]:
+    """`log phase K: left out of the Core Result: why`, for each row not in it (`core_cells`)."""
+    out = []
+    for x in core_cells(rows)[1]:
+        where = x["source"] + ("" if x["phase"] is None else f" phase {x['phase']}")
+        out.append(f"{where}: left out of the Core Result: {x['why']}")
+    return out
+
+
 def core_result_frame(rows: pl.DataFrame, degr: pl.DataFrame) -> pl.DataFrame | None:
     """The cells of the Core Result table (see `core_result`) as a frame of strings: ``scenario``,
-    one column per engine (sorted), ``result``; one row per scenario line, the cells exactly as
-    the text shows them. None unless the table is well defined."""
-    usable = rows.filter(pl.col("trusted").fill_null(False) & pl.col("input_label").is_not_null())
+    one column per engine (sorted), ``result``; one pair of lines per input length and N, the
+    cells exactly as the text shows them. None unless two engines have a trusted window: every
+    (engine, input length, N) that has one is kept, whatever the other logs hold
+    (`core_result_left_out` names the rest and why)."""
+    usable, _ = core_cells(rows)
     engines = usable.get_column("engine").unique().sort().to_list()
-    if len(engines) < 2 or usable.group_by("engine", "input_label").len().get_column("len").max() != 1:
+    if len(engines) < 2:
         return None
     order = (
-        usable.group_by("input_label")
+        usable.group_by("input_label", "concurrency")
         .agg(pl.col("input_tokens").min())
-        .sort("input_tokens")
-        .get_column("input_label")
-        .to_list()
+        .sort("input_tokens", "concurrency", nulls_last=True)
+        .select("input_label", "concurrency")
+        .rows()
     )
     table_rows = []
-    for label in order:
-        part = {r["engine"]: r for r in usable.filter(pl.col("input_label") == label).iter_rows(named=True)}
+    for label, n in order:
+        part = {
+            r["engine"]: r
+            for r in usable.filter(
+                (pl.col("input_label") == label) & (pl.col("concurrency").eq_missing(n))
+            ).iter_rows(named=True)
+        }
+        shown = _scenario_label(label, part)
         cells = [f"~{part[e]['gen_tps_mean']:.0f} tok/s" if e in part else "-" for e in engines]
-        table_rows.append([f"{label} stable decode (N={_ns(part)})", *cells, _leader(part, "gen_tps_mean")])
+        table_rows.append([f"{shown} stable decode ({n_text(n)})", *cells, _leader(part, "gen_tps_mean")])
         cells = [
             f"{part[e]['per_request_tps']:.1f} tok/s, {part[e]['ms_per_token']:.1f} ms" if e in part else "-"
             for e in engines
         ]
-        table_rows.append([f"{label} per request", *cells, ""])
-    labels = dict(zip(usable.get_column("source").to_list(), usable.get_column("input_label").to_list()))
+        table_rows.append([f"{shown} per request", *cells, ""])
+    labels = {
+        (r["source"], r["input_tokens"]): r["input_label"]
+        for r in rows.iter_rows(named=True)
+        if r["input_label"]
+    }
+    estimated = {
+        (r["source"], r["input_tokens"]): r["engine"]
+        for r in usable.iter_rows(named=True)
+        if r["input_tokens_estimated"]
+    }
     pairs: dict[tuple[str | None, str | None], dict[str, dict[str, Any]]] = {}
     for d in degr.iter_rows(named=True):
-        key = (labels.get(d["from_label"]), labels.get(d["to_label"]))
-        pairs.setdefault(key, {})[d["engine"]] = d
+        key = (
+            labels.get((d["from_label"], d["from_input_tokens"])),
+            labels.get((d["to_label"], d["to_input_tokens"])),
+        )
+        if key[0] != key[1]:
+            pairs.setdefault(key, {})[d["engine"]] = d
     for (lo, hi), by_engine in pairs.items():
         if lo is None or hi is None:
             continue
@@ -298,23 +384,41 @@ def core_result_frame(rows: pl.DataFrame, degr: pl.DataFrame) -> pl.DataFrame | 
             for e in engines
         ]
         best = min(by_engine, key=lambda e: by_engine[e]["ratio"]) if len(by_engine) > 1 else None
-        table_rows.append([f"decode degradation {lo}→{hi}", *cells, f"{best} scales better" if best else ""])
+        marked = sorted(
+            {
+                estimated[key]
+                for d in by_engine.values()
+                for key in ((d["from_label"], d["from_input_tokens"]), (d["to_label"], d["to_input_tokens"]))
+                if key in estimated
+            }
+        )
+        mark = f" (~ {', '.join(marked)})" if marked else ""
+        table_rows.append(
+            [f"decode degradation {lo}→{hi}{mark}", *cells, f"{best} scales better" if best else ""]
+        )
     columns = ["scenario", *engines, "result"]
     return pl.DataFrame(table_rows, schema={c: pl.String() for c in columns}, orient="row")
 
 
+def _scenario_label(label: str, part: dict[str, dict[str, Any]]) -> str:
+    """The input length of a scenario with its mark: `~64K` when every engine's is estimated,
+    `64K (~ vllm)` when some are (the label is then another engine's exact length)."""
+    estimated = sorted(e for e, r in part.items() if r["input_tokens_estimated"])
+    if not estimated:
+        return label
+    if len(estimated) == len(part):
+        return label if label.startswith("~") else f"~{label}"
+    return f"{label} (~ {', '.join(estimated)})"
+
+
 def core_result(rows: pl.DataFrame, degr: pl.DataFrame) -> str | None:
-    """A scenario × engine table like a write-up's "Core Result" (None unless it is well defined:
-    at least two engines, one trusted window per engine and input length)."""
+    """A scenario × engine table like a write-up's "Core Result" (None unless two engines have a
+    trusted window; see `core_result_frame`)."""
     frame = core_result_frame(rows, degr)
     if frame is None:
         return None
     engines = frame.width - 2
     return render_table(frame.rows(), frame.columns, align="l" + "r" * engines + "l")
-
-
-def _ns(part: dict[str, dict[str, object]]) -> str:
-    return "/".join(sorted({str(r["concurrency"]) for r in part.values()}))
 
 
 def _leader(part: dict[str, dict[str, object]], key: str) -> str:

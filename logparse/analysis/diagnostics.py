@@ -4,7 +4,7 @@
 |---|---|---|
 | `kv_pool_below_context` | warning | the KV pool holds fewer tokens than the configured context length |
 | `concurrency_above_kv_capacity` | warning / info | N requests of the phase's length overflow the pool (warning); N above the engine's own max concurrency at full length (info) |
-| `oom_retries` | warning | recovered out-of-memory events (e.g. FlashInfer autotuner falling back) |
+| `oom_retries` | warning / info | recovered out-of-memory events: "memory is overcommitted" only when the KV figures say so (`kv_cache_overcommitted`); info when all are FlashInfer autotuner fallbacks to the default tactic; the advice in the engine's own flags (`oom_advice`) |
 | `oom_fatal` | error | out-of-memory that was not recovered, each once (`distinct_ooms`) |
 | `runtime_jit` | warning | JIT / compile lines after the server was ready or inside a measured phase |
 | `preemptions_in_phase` | warning | vLLM `Preemptions:` / V0 preemption warnings / SGLang retractions inside a phase |
@@ -22,6 +22,7 @@
 | `impossible_value` | warning | a figure no engine can print (a KV usage above 100 %): not used as a result |
 | `start_not_ready` | error / warning | the engine never said it was ready: the last start-up stage reached and the time since (`startfail`) |
 | `kv_profile_negative` | error / warning | SGLang profiled a KV pool below the asked `--max-total-tokens` (negative: no room at all) |
+| `clock_disagreement` | warning | a wrapper's clock (docker, journald) and the engine's own stamps disagree by more than a second (`clocks`) |
 | `restarts` | info | the log holds several engine starts, analysed one by one (`segments`) |
 | `input_read` | warning | reading met a problem: a compressed stream ends early or is corrupt, long lines cut, the file changed |
 | `input_truncated_last_line` | warning | the input's last line has no newline (a truncated file?) |
@@ -111,6 +112,41 @@ def distinct_ooms(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
         (pl.col("time") - pl.col("time").shift(1)).dt.total_seconds(fractional=True).abs() <= OOM_ECHO_S
     ).fill_null(True)
     return oom.filter(~(same & close).fill_null(False))
+
+
+# The engines' own knobs: the share of GPU memory they take, and the flag that pins the KV pool.
+MEMORY_FLAG = {"vllm": "--gpu-memory-utilization", "sglang": "--mem-fraction-static"}
+KV_SIZE_FLAG = {"vllm": "--kv-cache-memory", "sglang": "--max-total-tokens"}
+AUTOTUNER_FALLBACK = (
+    "default tactic"  # FlashInfer: "[Autotuner]: OOM detected, falling back to default tactic"
+)
+
+
+def oom_advice(soft: pl.DataFrame, *, engine: str, overcommitted: bool) -> tuple[str, str]:
+    """(severity, what the recovered OOMs `soft` say and what to do), in the engine's own flags.
+
+    Memory is called overcommitted only when the KV figures say so (`kv_overcommit`). OOMs that
+    are all FlashInfer autotuner fallbacks are the mild case: the tuner tried a tactic that did
+    not fit, fell back to the default one and carried on (info); any other recovered OOM is the
+    engine running short at that moment (warning)."""
+    memory = MEMORY_FLAG.get(engine, "the memory share")
+    if overcommitted:
+        return "warning", (
+            "memory is overcommitted (the KV cache exceeds its budget: kv_cache_overcommitted); lower "
+            f"{memory} or pin the KV size ({KV_SIZE_FLAG.get(engine, 'the KV pool size')})"
+        )
+    detail = soft.get_column("detail").fill_null("")
+    tuner = int(detail.str.contains(AUTOTUNER_FALLBACK, literal=True).sum())
+    if tuner == soft.height:
+        return "info", (
+            "all FlashInfer autotuner fallbacks: a tactic being profiled did not fit, the default tactic "
+            "was used instead (those shapes may run slower than tuned); the KV figures show no "
+            f"overcommit. To tune every tactic, leave more headroom (lower {memory} a little)"
+        )
+    share = f" ({tuner} of them autotuner fallbacks)" if tuner else ""
+    return "warning", (
+        f"the engine ran short of memory at those moments{share}; leave more headroom (lower {memory})"
+    )
 
 
 def impossible_usage(samples: pl.DataFrame) -> dict[str, Any] | None:
@@ -311,7 +347,7 @@ def diagnose(
                 value=float(max_conc),
             )
 
-    over = kv_overcommit(tables)
+    over = kv_overcommit(tables) if engine == "vllm" else None
     if over is not None:
         add(
             "kv_cache_overcommitted", "warning", over["message"], line_no=over["line_no"], value=over["value"]
@@ -349,11 +385,12 @@ def diagnose(
                     f" ({in_phase.height} at the start of phase(s) "
                     f"{', '.join(str(x) for x in in_phase.get_column('phase').unique().sort().to_list())})"
                 )
+            severity, advice = oom_advice(soft, engine=engine, overcommitted=over is not None)
             add(
                 "oom_retries",
-                "warning",
+                severity,
                 f"{soft.height} out-of-memory retries (recovered){f' on {ranks} ranks' if ranks > 1 else ''}"
-                f"{where}: memory is overcommitted (lower --gpu-memory-utilization / pin the KV size)",
+                f"{where}: {advice}",
                 line_no=first_line_no(soft),
                 value=float(soft.height),
             )
@@ -509,9 +546,13 @@ def log_diagnostics(
     read_stats: ReadStats | None,
     families: Sequence[UnparsedFamily],
     segments: pl.DataFrame,
+    zone: str = "UTC",
 ) -> pl.DataFrame:
     """The findings about the whole log (`DIAGNOSTIC_SCHEMA`): reading problems (``input_*``),
-    evidence seen but not typed (``unparsed_<kind>``), restarts, and no decode stats at all."""
+    evidence seen but not typed (``unparsed_<kind>``), restarts, a wrapper's clock that disagrees
+    with the engine's (naive stamps read in `zone`), and no decode stats at all."""
+    from logparse.analysis.clocks import clock_disagreement
+
     rows: list[dict[str, Any]] = []
 
     def add(
@@ -533,6 +574,9 @@ def log_diagnostics(
         add(code, "warning", message)
     for family in families:
         add(family.code, "warning", family.message, line_no=family.first_line, value=float(family.lines))
+    clock = clock_disagreement(tables, zone=zone)
+    if clock is not None:
+        add("clock_disagreement", "warning", clock["message"], value=clock["offset_s"])
     if segments.height > 1:
         spans = ", ".join(f"{r['first_line']}–{r['last_line']}" for r in segments.iter_rows(named=True))
         add(

@@ -181,6 +181,22 @@ len). SGLang's `accept rate` changed meaning in about 0.5.11; with the number k 
 rate is recomputed as (accept len - 1) / k.""",
         aliases=("speculative", "accept", "accept%", "wasted", "wasted%"),
     ),
+    Topic(
+        "time",
+        "times, zones and dates the log does not print",
+        """Every line's time is a UTC instant. A stamp with a zone (docker's `...Z`, journald's) is exact. A
+stamp without a zone (vLLM, SGLang) is read as UTC unless --tz ZONE names its zone: the same log
+gives the same times on every machine, whatever its TZ; ingest, summary, compare, report, gate
+and export openmetrics/prometheus all read it so. A stamp without a year (vLLM's MM-DD) takes it
+from the log's own full dates, else --year, else the file's modification time, which dates the
+last line; a stamp without a date (old SGLang's hh:mm:ss) likewise. A date taken from the file's
+modification time is a guess (the file may have been copied or touched since): tables mark it
+`?` (`?2026-07-28 17:06`), and the headline's `times` row says where each date came from. When a
+wrapper's clock (docker --timestamps, journald) and the engine's own stamps disagree by more than a
+second, the summary and the headline warn (`clock_disagreement`): the engine most likely logs in
+another zone (pass --tz) or its clock drifts; the wrapper's exact stamp is the one used.""",
+        aliases=("tz", "zone", "timezone", "date", "dates", "utc", "clock"),
+    ),
 )
 
 

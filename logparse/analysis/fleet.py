@@ -25,7 +25,7 @@ import polars as pl
 from logparse.analysis.analyze import Analysis, analyze_log
 from logparse.analysis.identity import IDENTITY_KEYS, differences
 from logparse.analysis.summary import summary_dict
-from logparse.analysis.text import fmt, render_table, tokens_label
+from logparse.analysis.text import GUESSED_DATE, date_mark, fmt, render_table, tokens_label
 from logparse.errors import LogparseError
 from logparse.escape import for_terminal
 from logparse.store import is_table_folder, runs_of, write_csv, write_parquet
@@ -38,6 +38,7 @@ FLEET_SCHEMA: dict[str, pl.DataType] = {
     "engine": pl.String(),
     "version": pl.String(),
     "start": pl.Datetime("us"),
+    "start_date_guessed": pl.Boolean(),
     "end": pl.Datetime("us"),
     "span_s": pl.Float64(),
     "phases": pl.Int64(),
@@ -197,6 +198,7 @@ def fleet_row(run: str, summary: dict[str, Any] | None, *, error: str | None = N
         engine=summary["engine"],
         version=summary["version"],
         start=start,
+        start_date_guessed=bool(date_mark(summary.get("times"), year_shown=False)) if start else None,
         end=end,
         span_s=(end - start).total_seconds() if start is not None and end is not None else None,
         phases=len(phases),
@@ -308,6 +310,8 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
         engine = for_terminal(r["engine"] + (f" {r['version']}" if r["version"] else ""))
         preempt = None if r["preemptions"] is None else r["preemptions"] + (r["retractions"] or 0)
         start = "-" if r["start"] is None else r["start"].strftime("%m-%d %H:%M")
+        if r["start_date_guessed"]:
+            start = GUESSED_DATE + start
         window_input = tokens_label(r["input_tokens"], estimated=bool(r["input_tokens_estimated"]))
         body.append(
             [
@@ -363,7 +367,12 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
 
 def _legend(*, folded: Sequence[str]) -> str:
     """The footnote defining the fleet table's columns (`start` only while it is shown)."""
-    start = "" if "start" in folded else "start: when the first phase of load began; "
+    start = (
+        ""
+        if "start" in folded
+        else "start: when the first phase of load began (`?`: a date the log does not print, "
+        "from the file's modification time); "
+    )
     return (
         f"{start}span: from the first phase's start to the last phase's end (the load, not the whole "
         "log); best stable window per run: its input, N, tok/s (all requests), tok/s/req; "

@@ -17,7 +17,7 @@ from logparse.analysis.diagnostics import effective_capacity
 from logparse.analysis.evidence import mark_of
 from logparse.analysis.figures import phase_evidence
 from logparse.analysis.prefill import first_request_chunks
-from logparse.analysis.text import fmt, render_table, tokens_label
+from logparse.analysis.text import date_mark, fmt, render_table, tokens_label
 from logparse.escape import for_terminal
 
 
@@ -129,6 +129,9 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
                     "drafted_tps": _round(sp["drafted_tps"]),
                     "accepted_tps": _round(sp["accepted_tps"]),
                     "wasted_draft_pct": _round(sp["wasted_draft_pct"]),
+                    # SGLang prints no drafted / accepted throughput: `spec` derives them.
+                    "throughput_derived": sp["source"] == "sglang_decode_batch",
+                    "spec_tokens": sp["spec_tokens"],
                 },
             }
         )
@@ -137,6 +140,7 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
             "source": a.source,
             "engine": a.engine,
             "version": a.version,
+            "times": a.times,
             "startup": _startup_dict(a, a.startup),
             "segments": segment_dicts(a),
             "phases": phases,
@@ -217,9 +221,10 @@ def render_windows(summary: dict[str, Any]) -> str:
     obtained (`~` estimated, `?` guessed)."""
     rows, notes = [], []
     several = len(summary.get("segments") or []) > 1
+    guessed = date_mark(summary.get("times"), year_shown=False)
     for ph in summary["phases"]:
         s = ph["stable"]
-        span = f"{fmt(_parse(ph['start']))[5:]} +{fmt(ph['duration_s'], 0)}s"
+        span = f"{guessed}{fmt(_parse(ph['start']))[5:]} +{fmt(ph['duration_s'], 0)}s"
         base = [
             *([fmt(ph.get("segment"))] if several else []),
             str(ph["phase"]),
@@ -264,6 +269,11 @@ def render_windows(summary: dict[str, Any]) -> str:
         "ctx/req",
     ]
     table = render_table(rows, headers)
+    if guessed:
+        notes.append(
+            f"start {guessed}: the log prints no date; it is taken from "
+            f"{(summary.get('times') or {}).get('inferred_from')} (a copied or touched file moves it)"
+        )
     notes += evidence_notes(summary)
     return table + ("\n\n" + "\n".join(notes) if notes else "")
 
@@ -318,6 +328,24 @@ def _wrapped_diagnostics(diags: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def kv_pool_text(s: dict[str, Any]) -> str:
+    """The KV pool of start-up figures `s` with its mark (`?2,687,776 tokens` when guessed)."""
+    text = fmt(s.get("kv_pool_tokens"), unit="tokens")
+    confidence = ((s.get("evidence") or {}).get("kv_pool_tokens") or {}).get("confidence")
+    return text if text == "-" else mark_of(confidence) + text
+
+
+def kv_pool_range_note(s: dict[str, Any]) -> str | None:
+    """`the ranks print 900,000-916,672 tokens; the smallest (DP1) binds`, when they differ."""
+    spread = s.get("kv_pool_range")
+    if not spread:
+        return None
+    return (
+        f"the ranks print {spread['min']:,}-{spread['max']:,} tokens; the smallest "
+        f"({', '.join(spread['binding'])}) binds"
+    )
+
+
 def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
     """One engine start's figures: `~` marks an estimate, `?` a guess (`evidence`); a start that
     never said it was ready says so instead of a blank."""
@@ -339,7 +367,7 @@ def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
             "loaded in",
             fmt(s.get("weight_load_s"), 1, unit="s"),
         ],
-        ["KV pool", shown("kv_pool_tokens", unit="tokens"), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
+        ["KV pool", kv_pool_text(s), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
         ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
         [
             "CUDA graphs",
@@ -360,6 +388,9 @@ def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
         for k, e in ev.items()
         if e["confidence"] != "exact" and k != "init_s"
     ]
+    spread = kv_pool_range_note(s)
+    if spread:
+        notes.append(f"  KV pool: {spread}")
     return "\n".join([render_table(rows, None, align="lrlr", indent="  "), *notes])
 
 
@@ -401,6 +432,25 @@ def render_segments(segments: list[dict[str, Any]]) -> str:
         ["start", "lines", "ready", "ready after s", "CUDA graphs s", "phases", "model", "TP"],
         align="llllrrll",
     )
+
+
+def spec_notes(summary: dict[str, Any]) -> list[str]:
+    """Under the speculative-decoding table: which phases' drafted and accepted tok/s are derived
+    (SGLang prints neither) and how."""
+    derived = [
+        ph
+        for ph in summary["phases"]
+        if (ph["spec"] or {}).get("throughput_derived") and ph["spec"]["drafted_tps"]
+    ]
+    if not derived:
+        return []
+    k = derived[0]["spec"].get("spec_tokens")
+    drafted = f"gen ÷ accept len × {k} draft tokens" if k else "accepted ÷ the printed accept rate"
+    phases = ", ".join(str(ph["phase"]) for ph in derived)
+    return [
+        f"phase {phases}: drafted and accepted tok/s are derived, not printed (SGLang prints accept len "
+        f"and gen throughput): drafted = {drafted}, accepted = gen ÷ accept len × (accept len − 1)"
+    ]
 
 
 def render_summary(summary: dict[str, Any]) -> str:
@@ -469,6 +519,7 @@ def render_summary(summary: dict[str, Any]) -> str:
             render_table(
                 sp_rows, ["phase", "accept len", "accept %", "drafted tok/s", "accepted tok/s", "wasted %"]
             ),
+            *spec_notes(summary),
         ]
     if summary["degradation"]:
         out += ["", "degradation (per-request decode throughput)", render_degradation(summary["degradation"])]

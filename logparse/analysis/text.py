@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -22,6 +22,35 @@ def fmt(value: Any, digits: int = 1, *, unit: str = "") -> str:
     else:
         text = str(value)
     return f"{text} {unit}".rstrip() if unit else text
+
+
+# `TimeFacts.inferred_from` when dates were guessed: the file may have been copied or touched since.
+GUESSED_DATE_SOURCES = ("the file's modification time", "today (stdin has no mtime)")
+GUESSED_DATE = "?"
+
+
+def date_mark(times: Mapping[str, Any] | None, *, year_shown: bool = True) -> str:
+    """`?` when dates shown were taken from the file's modification time (or today's date, read
+    from stdin) rather than printed: a year (when `year_shown`) or a whole date; else ``""``.
+
+    >>> date_mark({"inferred_from": "the file's modification time", "year_inferred": 5})
+    '?'
+    >>> date_mark({"inferred_from": "the file's modification time", "year_inferred": 5}, year_shown=False)
+    ''
+    """
+    if not times or times.get("inferred_from") not in GUESSED_DATE_SOURCES:
+        return ""
+    guessed = times.get("date_inferred") or (year_shown and times.get("year_inferred"))
+    return GUESSED_DATE if guessed else ""
+
+
+def n_text(n: object) -> str:
+    """`N=10`, or `N unknown` when the concurrency is not known (never `N=None`).
+
+    >>> n_text(10), n_text(None)
+    ('N=10', 'N unknown')
+    """
+    return "N unknown" if n is None else f"N={n}"
 
 
 def tokens_label(tokens: int | None, *, estimated: bool = False) -> str:

@@ -30,12 +30,17 @@ from logparse.bench.units import secs, tok_s, tokens
 
 _BOUND_TOL = 0.01
 _INPUT_APART = 2.0  # prompts this many times longer or shorter are another workload
+# Output lengths further apart than this are another workload; the log's is an estimate, within
+# 15 % on the emulated runs (`analysis.outputs`).
+_OUTPUT_APART = 0.25
 
 
 def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[str]:
-    """Why the server phase is not the client run `rec`: engine, input length, concurrency.
+    """Why the server phase is not the client run `rec`: engine, input length, concurrency,
+    output length.
 
-    Each is checked only when both sides state it; the input lengths must be more than 2x apart.
+    Each is checked only when both sides state it; the input lengths must be more than 2x apart,
+    the output lengths (the log's estimated from its throughput lines) more than 25 %.
     """
     out: list[str] = []
     client_engine, log_engine = rec.get("engine"), server_phase.get("engine")
@@ -55,6 +60,15 @@ def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[st
     log_n = server_phase.get("concurrency", server_phase.get("n_running"))
     if client_c is not None and log_n is not None and client_c != log_n:
         out.append(f"concurrency c={client_c} in the client, N={log_n} requests decoding in the log's phase")
+    client_out = tokens_per_request(rec)
+    log_out = server_phase.get("output_tokens")  # estimated from the throughput lines
+    if client_out and log_out:
+        apart = max(client_out, log_out) / min(client_out, log_out)
+        if apart > 1.0 + _OUTPUT_APART:
+            out.append(
+                f"output length {tokens_label(round(client_out))} tokens per request in the client,"
+                f" {tokens_label(round(log_out), estimated=True)} in the log's phase ({apart:.1f}x apart)"
+            )
     return out
 
 

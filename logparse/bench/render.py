@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 
 from logparse.analysis.summary import TEXT_WIDTH
-from logparse.analysis.text import tokens_label
+from logparse.analysis.text import n_text, tokens_label
 from logparse.bench.analyze import BenchAnalysis
 from logparse.bench.basis import MARK_LEGEND, MISSING
 from logparse.bench.checks import SEVERITIES
@@ -330,15 +330,22 @@ def _server_line(result: dict[str, Any]) -> str:
     phase = result.get("server_phase") or {}
     source = for_terminal(str(result.get("server_log")))
     if not phase:
-        return f"{source}: no load phase found"
+        why = result.get("no_phases_reason")
+        return f"{source}: no load phase found" + (f" ({why})" if why else "")
     stable = phase.get("stable_gen_tps")
     shown = f"{tok_s(stable)} over {phase.get('stable_samples')} samples" if stable else "no stable window"
     inputs = phase.get("input_tokens")
     shown_input = tokens_label(inputs, estimated=bool(phase.get("input_tokens_estimated"))) if inputs else "?"
     return (
-        f"{source} ({result.get('engine')}): phase {phase.get('phase')}, N={phase.get('concurrency')},"
-        f" {shown_input} input tokens per request, stable decode {shown}"
+        f"{source} ({result.get('engine')}): phase {phase.get('phase')}, {n_text(phase.get('concurrency'))},"
+        f" {shown_input} input tokens per request{_output(phase)}, stable decode {shown}"
     )
+
+
+def _output(phase: dict[str, Any]) -> str:
+    """`, ~3K output tokens per request` when the phase's output length is known."""
+    tokens = phase.get("output_tokens")
+    return "" if not tokens else f", {tokens_label(tokens, estimated=True)} output"
 
 
 def _client_line(run: dict[str, Any]) -> str:
@@ -361,5 +368,7 @@ def render_reconcile(result: dict[str, Any]) -> str:
             lines += _labelled("  problem", problem)
         for note in run["notes"]:
             lines += _labelled("  note", note)
+    for problem in result.get("problems") or []:
+        lines += _labelled("problem", problem)
     lines += _labelled("trust", f"{result['trust']}: {result['reason']}")
     return "\n".join(lines)

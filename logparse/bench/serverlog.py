@@ -19,8 +19,8 @@ def match_phase(analysis: Analysis, *, concurrency: int | None) -> dict[str, Any
     """The server phase that corresponds to a client run of `concurrency` requests, or None.
 
     Returns the phase's facts: `engine`, `phase`, `concurrency`, `input_tokens`, `start`, `end`,
-    and, when the phase has a stable window, `stable_gen_tps`, `stable_samples`, `stable_trusted`
-    and `context_tokens_per_request`.
+    `output_tokens` (per request, estimated: `analysis.outputs`), and, when the phase has a stable
+    window, `stable_gen_tps`, `stable_samples`, `stable_trusted` and `context_tokens_per_request`.
     """
     phases = analysis.phases
     if phases.is_empty():
@@ -32,7 +32,10 @@ def match_phase(analysis: Analysis, *, concurrency: int | None) -> dict[str, Any
         pl.col("trusted").alias("stable_trusted"),
         "context_tokens_per_request",
     )
-    joined = phases.join(windows, on="phase", how="left")
+    from logparse.analysis.outputs import phase_outputs
+
+    outputs = phase_outputs(analysis.samples, phases).select("phase", "output_tokens")
+    joined = phases.join(windows, on="phase", how="left").join(outputs, on="phase", how="left")
     if concurrency is not None:
         same_n = joined.filter(pl.col("concurrency") == concurrency)
         joined = same_n if not same_n.is_empty() else joined
@@ -48,6 +51,7 @@ def match_phase(analysis: Analysis, *, concurrency: int | None) -> dict[str, Any
         "stable_samples",
         "stable_trusted",
         "context_tokens_per_request",
+        "output_tokens",
     )
     return {"engine": analysis.engine, **{k: best.get(k) for k in keep}}
 
@@ -55,7 +59,8 @@ def match_phase(analysis: Analysis, *, concurrency: int | None) -> dict[str, Any
 def reconcile_with_log(
     rows: pl.DataFrame, analysis: Analysis, *, concurrency: int | None = None
 ) -> dict[str, Any]:
-    """Reconcile client rows with the server log's matching phase (see `reconcile`)."""
+    """Reconcile client rows with the server log's matching phase (see `reconcile`). A log without
+    a load phase is a problem of the result (``problems``): there is nothing to check against."""
     from logparse.bench.reconcile import reconcile
 
     if (
@@ -70,4 +75,11 @@ def reconcile_with_log(
     result = reconcile(rows, server_stable_gen_tps=stable, server_phase=phase)
     result["server_log"] = analysis.source
     result["engine"] = analysis.engine
+    result["problems"] = []
+    if phase is None:  # nothing in the log to check the client against: a problem, not a pass
+        why = analysis.no_phases_reason or "no decode activity"
+        result["no_phases_reason"] = why
+        result["problems"].append(
+            f"the server log has no load phase ({why}): it holds no run to check the client's against"
+        )
     return result

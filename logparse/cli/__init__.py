@@ -49,6 +49,7 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
         "bench_command",
         "SLO matrix, capacity, spec break-even of client results.",
     ),
+    "gate": ("logparse.cli.gate", "gate_command", "Fail when a run regressed against its baselines."),
     "reconcile": ("logparse.cli.bench", "reconcile_command", "Check a client result against a log."),
     "report": ("logparse.cli.report", "report_command", "Write charts and an offline HTML report."),
     "unknown": ("logparse.cli.unknown", "unknown_command", "Cluster the lines no rule understood."),

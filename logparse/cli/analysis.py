@@ -82,6 +82,7 @@ def _analyze(
             engine=result.engine,
             source=result.source,
             read_stats=result.stats,
+            times=result.times,
             grammar=result.grammar,
             **opts,
         )

@@ -72,10 +72,10 @@ def reconcile_command(
     """Line a client benchmark result up with the server log's phase of the same N and compare
     the client's output throughput with the engine's stable decode throughput and with the
     physical bound (requests x output tokens / duration). Says which source to trust and why;
-    a log of another engine, input length or concurrency is reported as a mismatch, and a stable
-    window too short to trust is not compared. Either input may be `-` (standard input), not
-    both. Exit status 1 when a problem was found (the client's figure cannot be trusted, or the
-    log is not of the client's run).
+    a log of another engine, input length, concurrency or output length is reported as a
+    mismatch, and a stable window too short to trust is not compared. Either input may be `-`
+    (standard input), not both. Exit status 1 when a problem was found (the client's figure
+    cannot be trusted, the log is not of the client's run, or it holds no load phase at all).
     """
     from logparse.analysis.analyze import analyze_log
     from logparse.bench.serverlog import reconcile_with_log
@@ -85,5 +85,5 @@ def reconcile_command(
     analysis = analyze_log(server_log, engine=engine, year=year, tz=chosen_tz(), patterns=patterns)
     result = reconcile_with_log(load_bench([bench_file]), analysis, concurrency=concurrency)
     click.echo(json.dumps(result, indent=2, default=str) if as_json else render_reconcile(result))
-    if any(run["problems"] for run in result["runs"]):
+    if result.get("problems") or any(run["problems"] for run in result["runs"]):
         click.get_current_context().exit(1)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.options import EngineType, engine_option, patterns_option, year_option
+from logparse.cli.options import EngineType, chosen_tz, engine_option, patterns_option, tz_option, year_option
 from logparse.errors import InputError
 from logparse.export.lnav import build_formats, prepare_folder, write_formats
 from logparse.export.openmetrics import render
@@ -40,7 +40,7 @@ def export_group() -> None:
     log, so the engines' Grafana dashboards show a past run. Gauges are the values printed; the
     token counters are rebuilt from the printed rates (their HELP says how). Each series carries
     `run` (the log's file name) and, when the log names it, `model_name`. Timestamps without a
-    timezone are read as UTC.
+    timezone are read as UTC (--tz ZONE to read them in another), as by every command.
     """
 
 
@@ -55,6 +55,7 @@ def export_group() -> None:
 )
 @engine_option
 @year_option
+@tz_option
 @patterns_option
 @_MODEL
 def openmetrics_command(
@@ -72,7 +73,9 @@ def openmetrics_command(
     """
     if output != "-":
         check_writable(Path(output), file=True)  # before the logs are read
-    series, notes = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
+    series, notes = _export(
+        logs, engine=engine, year=year, tz=chosen_tz(), patterns=patterns, model_name=model_name
+    )
     if output != "-":
         with output_file(Path(output)) as handle:
             handle.writelines(render(series))
@@ -105,6 +108,7 @@ def openmetrics_command(
 )
 @engine_option
 @year_option
+@tz_option
 @patterns_option
 @_MODEL
 def prometheus_command(
@@ -126,7 +130,9 @@ def prometheus_command(
     """
     promtool = find_promtool(promtool_name)
     check_writable(tsdb)  # before the logs are read
-    series, notes = _export(logs, engine=engine, year=year, patterns=patterns, model_name=model_name)
+    series, notes = _export(
+        logs, engine=engine, year=year, tz=chosen_tz(), patterns=patterns, model_name=model_name
+    )
     with tempfile.TemporaryDirectory(prefix="logparse-export-") as scratch:
         text = Path(scratch) / "runs.om"
         with output_file(text) as handle:
@@ -209,6 +215,7 @@ def _export(
     *,
     engine: str,
     year: int | None,
+    tz: str | None,
     patterns: Sequence[Path],
     model_name: str | None,
 ) -> tuple[list[Series], list[str]]:
@@ -220,7 +227,7 @@ def _export(
     series: list[Series] = []
     notes: list[str] = []
     for log, run in zip(unique, run_labels(unique)):
-        result = logparse.ingest(log, engine=engine, year=year, patterns=patterns)
+        result = logparse.ingest(log, engine=engine, year=year, tz=tz, patterns=patterns)
         found = run_series(result.tables, engine=result.engine, run=run, model_name=model_name)
         notes += run_notes(found)
         series.extend(found.series)

@@ -51,7 +51,7 @@ def _keep_tz(ctx: click.Context, param: click.Parameter, value: str | None) -> N
 
 
 def chosen_tz() -> str | None:
-    """The `--tz` of the running command (None: this machine's zone)."""
+    """The `--tz` of the running command (None: UTC, `times.DEFAULT_ZONE`)."""
     ctx = click.get_current_context(silent=True)
     return None if ctx is None else ctx.meta.get("logparse.tz")
 
@@ -88,7 +88,8 @@ def tz_option(func: F) -> F:
         metavar="ZONE",
         expose_value=False,
         callback=_keep_tz,
-        help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: this machine's zone; "
+        help="Time zone of stamps that print none (e.g. Europe/Istanbul). [default: UTC, whatever this "
+        "machine's zone; "
         "stamps with a zone, such as docker's, are exact]",
     )(func)
 
@@ -98,15 +99,8 @@ def grammar_options(func: F) -> F:
     return year_option(patterns_option(tz_option(func)))
 
 
-def slo_options(func: F) -> F:
-    """`--slo-ttft-ms`, `--slo-tps`, `--think-s`: the client-side SLOs and think time."""
-    func = click.option(
-        "--think-s",
-        type=click.FloatRange(min=0),
-        default=45.0,
-        show_default=True,
-        help="User think time Z in s for N = C_max x (1 + Z / L).",
-    )(func)
+def slo_limit_options(func: F) -> F:
+    """`--slo-ttft-ms`, `--slo-tps`: the client-side SLOs."""
     func = click.option(
         "--slo-tps",
         type=click.FloatRange(min=0, min_open=True),
@@ -121,6 +115,18 @@ def slo_options(func: F) -> F:
         show_default=True,
         help="TTFT SLO in ms (lower is better).",
     )(func)
+
+
+def slo_options(func: F) -> F:
+    """`--slo-ttft-ms`, `--slo-tps`, `--think-s`: the client-side SLOs and think time."""
+    func = click.option(
+        "--think-s",
+        type=click.FloatRange(min=0),
+        default=45.0,
+        show_default=True,
+        help="User think time Z in s for N = C_max x (1 + Z / L).",
+    )(func)
+    return slo_limit_options(func)
 
 
 def ingest_options(func: F) -> F:

@@ -15,7 +15,7 @@ import datetime as dt
 import sys
 import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from logparse.errors import InputError, LogparseError, PartialFailure
+from logparse.errors import EngineNotDetected, InputError, LogparseError, PartialFailure
 from logparse.escape import for_terminal
 from logparse.grammar import Grammar, load_grammar
 from logparse.ingest.reader import ReadStats, input_size
@@ -85,6 +85,14 @@ class IngestResult(LineCounts):
 
     def __getitem__(self, kind: str) -> Any:
         return self.tables[kind]
+
+    def __contains__(self, kind: object) -> bool:
+        """Whether the log has lines of `kind` (`"oom" in result`)."""
+        return kind in self.tables
+
+    def __iter__(self) -> Iterator[str]:
+        """The kinds the log has lines of (`for kind in result: result[kind]`)."""
+        return iter(self.tables)
 
     def get(self, kind: str) -> Any:
         """The table of `kind`, or None when the log has no such line."""
@@ -159,7 +167,7 @@ def ingest(
     year
         The year of stamps that print none, when the log shows no full date.
     tz
-        The zone of stamps that print none (default: this machine's).
+        The zone of stamps that print none (default: UTC, whatever this machine's zone).
     patterns
         Extra grammar files, on top of the built-in ones and `LOGPARSE_PATTERNS`.
     workers
@@ -300,11 +308,14 @@ class Job:
 
 @dataclass
 class JobResult:
-    """A job's result, or why it failed."""
+    """A job's result, or why it failed: `error`, and its `cause`: ``unread`` (the log could not
+    be read: no such file, a folder, ...), ``engine`` (read, but its engine not detected) or
+    ``other`` (its tables could not be written, a broken grammar, ...)."""
 
     job: Job
     result: IngestResult | None = None
     error: str | None = None
+    cause: str | None = None
 
 
 def run_job(job: Job, *, workers: int = 1, cancel: threading.Event | None = None) -> JobResult:
@@ -338,7 +349,14 @@ def run_job(job: Job, *, workers: int = 1, cancel: threading.Event | None = None
     except LogparseError as exc:
         if job.folder is not None:
             remove_tree(job.folder)
-        return JobResult(job, error=str(exc))
+        return JobResult(job, error=str(exc), cause=_cause(exc))
+
+
+def _cause(exc: LogparseError) -> str:
+    """`JobResult.cause` of an error: ``engine``, ``unread`` or ``other``."""
+    if isinstance(exc, EngineNotDetected):
+        return "engine"
+    return "unread" if type(exc) is InputError else "other"
 
 
 def ingest_many(
@@ -387,8 +405,18 @@ def failures(results: Sequence[JobResult]) -> PartialFailure | None:
     failed = [r for r in results if r.error]
     if not failed:
         return None
+    causes = [r.cause for r in failed]
+    parts = [
+        f"{causes.count('unread')} could not be read" if "unread" in causes else "",
+        f"{causes.count('engine')} not recognised as an engine's log (pass --engine)"
+        if "engine" in causes
+        else "",
+        f"{causes.count('other')} failed" if "other" in causes else "",
+    ]
     return PartialFailure(
-        f"{len(failed)} of {len(results)} logs could not be read", len(failed), len(results)
+        f"{len(failed)} of {len(results)} logs were skipped: {', '.join(p for p in parts if p)}",
+        len(failed),
+        len(results),
     )
 
 

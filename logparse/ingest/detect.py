@@ -59,7 +59,9 @@ def scores(grammar: Grammar, head: Sequence[str]) -> dict[str, float]:
 def detect_engine(
     grammar: Grammar, head: Sequence[str], *, name: str = "the log"
 ) -> tuple[str, dict[str, float]]:
-    """The best-scoring engine and all scores; `EngineNotDetected` when unsure."""
+    """The best-scoring engine and all scores; `EngineNotDetected` when unsure. Engines that score
+    alike are told apart by how many of the head lines their grammar types (`typed_lines`); the
+    scores stay tied, which is how the headline knows to say the engine was a close call."""
     result = scores(grammar, head)
     ranked = sorted(result.items(), key=lambda kv: (-kv[1], kv[0]))
     shown = ", ".join(f"{k} {v:.2f}" for k, v in ranked)
@@ -68,9 +70,24 @@ def detect_engine(
         raise EngineNotDetected(
             f"could not tell which engine wrote {name} (scores: {shown}); pass {choices}", result
         )
-    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-        raise EngineNotDetected(
-            f"{name} looks equally like {ranked[0][0]} and {ranked[1][0]} (scores: {shown}); pass {choices}",
-            result,
-        )
+    tied = [engine for engine, value in ranked if value == ranked[0][1]]
+    if len(tied) > 1:
+        typed = {engine: typed_lines(grammar, engine, head) for engine in tied}
+        best = max(typed.values())
+        winners = [engine for engine in tied if typed[engine] == best]
+        if len(winners) > 1:
+            raise EngineNotDetected(
+                f"{name} looks equally like {' and '.join(winners)} (scores: {shown}; each grammar types "
+                f"{best} of its first lines); pass {choices}",
+                result,
+            )
+        return winners[0], result
     return ranked[0][0], result
+
+
+def typed_lines(grammar: Grammar, engine: str, head: Sequence[str]) -> int:
+    """How many of the non-empty head lines `engine`'s grammar types (any kind but `unparsed`):
+    what breaks a tie of scores."""
+    lines = [line for line in head if line.strip()][:HEAD_LINES]
+    parser = LineParser(grammar, engine)
+    return sum(parser.parse(i, line)["kind"] != "unparsed" for i, line in enumerate(lines, 1))

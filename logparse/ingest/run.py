@@ -26,7 +26,7 @@ from logparse.grammar import Grammar
 from logparse.ingest import reader as reading
 from logparse.ingest.detect import HEAD_LINES, detect_engine
 from logparse.ingest.reader import ReadStats, open_reader
-from logparse.ingest.times import TimeFacts, check_zone, local_zone
+from logparse.ingest.times import DEFAULT_ZONE, TimeFacts, check_zone
 from logparse.store import tables
 
 PARALLEL_MIN_BYTES = 16 << 20  # below this, a few blocks: a second thread has little to do
@@ -108,7 +108,7 @@ def stream_log(
     `workers` threads parse blocks (None: the usable cores for inputs of `PARALLEL_MIN_BYTES` or
     more, else 1); the tables do not depend on it. `cancel`, set by another thread, stops the run at
     the next block."""
-    zone = check_zone(tz) if tz else _usable(local_zone())
+    zone = check_zone(tz) if tz else DEFAULT_ZONE
     reader = open_reader(path, block_bytes)
     if workers is None:
         env = os.environ.get("LOGPARSE_WORKERS")
@@ -121,7 +121,7 @@ def stream_log(
         "zone": zone,
         "year": year,
         "mtime_us": None if anchor is None else (anchor - _EPOCH) // dt.timedelta(microseconds=1),
-        "today": dt.date.today().isoformat(),
+        "today": _today(zone).isoformat(),
         "workers": max(1, workers),
     }
 
@@ -166,12 +166,11 @@ def _instant(us: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=us)
 
 
-def _usable(zone: str) -> str:
-    """This machine's zone, or UTC when its name is not one the zone database knows."""
-    try:
-        return check_zone(zone)
-    except InputError:
-        return "UTC"
+def _today(zone: str) -> dt.date:
+    """Today in `zone` (not in this machine's zone: stdin's dates do not depend on `TZ`)."""
+    from zoneinfo import ZoneInfo
+
+    return dt.datetime.now(dt.UTC).astimezone(ZoneInfo(zone)).date()
 
 
 def _mtime(path: str | Path) -> dt.datetime | None:

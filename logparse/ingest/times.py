@@ -5,7 +5,8 @@ Each line's `time` comes from its most complete stamp (a wrapper's date, year an
 engine's year-less stamp); `time` is a UTC instant:
 
 * an epoch number or a stamp with a zone is exact;
-* a stamp with a date but no zone is local time in `zone` (`--tz`; default this machine's zone),
+* a stamp with a date but no zone is local time in `zone` (`--tz`; default UTC, whatever the
+  machine's zone),
   stated in the ingest's facts;
 * a stamp without a year (vLLM's `MM-DD`, syslog's `Mon DD`) takes the year of the last full date
   printed before it; a stamp without a date (old SGLang's `HH:MM:SS`) takes that date;
@@ -26,20 +27,7 @@ from dataclasses import dataclass
 from logparse.errors import InputError
 
 
-def local_zone() -> str:
-    """This machine's time zone name (`TZ`, else /etc/localtime), "UTC" when unknown."""
-    import os
-
-    name = os.environ.get("TZ", "").lstrip(":")
-    if name:
-        return name
-    try:
-        link = os.readlink("/etc/localtime")
-        if "zoneinfo/" in link:
-            return link.split("zoneinfo/", 1)[1]
-    except OSError:
-        pass
-    return "UTC"
+DEFAULT_ZONE = "UTC"  # stamps without a zone, unless --tz: the same times on every machine
 
 
 @dataclass

@@ -180,6 +180,7 @@ def load_runs(
                 engine=result.engine,
                 source=name,
                 read_stats=result.stats,
+                times=result.times,
                 grammar=result.grammar,
             )
         except LogparseError as exc:
@@ -490,9 +491,15 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
 
 
 def core_result_table(runs: Sequence[R.LogRun], notes: list[Note]) -> pl.DataFrame | None:
-    """`logparse compare`'s Core Result of the analysed logs (stable decode per engine and input
-    length, who leads by how much, degradation), or None with a note saying why it is missing."""
-    from logparse.analysis.compare import compare_degradation, compare_rows, core_result_frame
+    """`logparse compare`'s Core Result of the analysed logs (stable decode per engine, input
+    length and N, who leads by how much, degradation), or None with a note saying why it is
+    missing; each log it leaves out is a note saying why (`compare.core_result_left_out`)."""
+    from logparse.analysis.compare import (
+        compare_degradation,
+        compare_rows,
+        core_result_frame,
+        core_result_left_out,
+    )
 
     analysed = [r.analysis for r in runs if r.analysis is not None]
     if len(analysed) < 2:
@@ -500,6 +507,7 @@ def core_result_table(runs: Sequence[R.LogRun], notes: list[Note]) -> pl.DataFra
     try:
         rows = compare_rows(analysed)
         core = core_result_frame(rows, compare_degradation(rows))
+        left = core_result_left_out(rows) if core is not None else []
     except Exception as exc:  # the report goes on without it, as without a chart that fails
         notes.append(Note(ACROSS, f"Core Result skipped: {type(exc).__name__}: {exc}", "warning"))
         return None
@@ -507,10 +515,11 @@ def core_result_table(runs: Sequence[R.LogRun], notes: list[Note]) -> pl.DataFra
         notes.append(
             Note(
                 ACROSS,
-                "Core Result not shown: it needs logs of two engines with one "
-                "trusted stable window per engine and input length (as `logparse compare`)",
+                "Core Result not shown: it needs trusted stable windows of two engines "
+                "(as `logparse compare`)",
             )
         )
+    notes.extend(Note("across logs", line) for line in left)
     return core
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
+from logparse.analysis.text import n_text
 from logparse.report.frames import LogRun, tokens_label
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def degradation_caption(frame: pl.DataFrame, ratios: pl.DataFrame) -> str:
         parts.append(
             f"one context length only: {row['series']} decodes {_f(row['per_request_tps'])} tok/s per "
             f"request ({_f(row['ms_per_token'])} ms/token) at {tokens_label(row['input_tokens'])}, "
-            f"N={row['concurrency']}"
+            f"{n_text(row['concurrency'])}"
         )
     return "; ".join(parts)
 
@@ -103,7 +104,7 @@ def timeline_caption(run: LogRun, events: pl.DataFrame) -> str:
     for row in a.windows.iter_rows(named=True):
         short = "" if row["trusted"] else " (too short to trust)"
         parts.append(
-            f"phase {row['phase']}: stable window of N={row['concurrency']} for "
+            f"phase {row['phase']}: stable window of {n_text(row['concurrency'])} for "
             f"{_f(row['duration_s'], 0)} s at {_f(row['gen_tps_mean'])} tok/s "
             f"({_f(row['per_request_tps'])} per request, CV {_f((row['cv'] or 0) * 100, 0)}%){short}"
         )

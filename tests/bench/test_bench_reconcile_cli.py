@@ -80,7 +80,7 @@ def test_another_concurrency_and_workload_is_not_trust_client() -> None:
     assert verdict["trust"] == "undetermined"
     assert verdict["server_phase"]["engine"] == "vllm"
     (run,) = verdict["runs"]
-    assert [m.split()[0] for m in run["mismatches"]] == ["input", "concurrency"]
+    assert [m.split()[0] for m in run["mismatches"]] == ["input", "concurrency", "output"]
 
 
 def test_reconcile_reads_the_client_result_from_stdin(server_run: tuple[Path, dict], tmp_path: Path) -> None:

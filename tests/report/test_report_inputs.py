@@ -76,17 +76,17 @@ def test_report_has_the_core_result_of_compare(tmp_path: Path) -> None:
     assert report.core is not None
     rows = report.core.to_dicts()
     assert list(report.core.columns) == ["scenario", "sglang", "vllm", "result"]
-    assert rows[0] == {"scenario": "64K stable decode (N=10)", "sglang": "~335 tok/s", "vllm": "~501 tok/s",
+    assert rows[0] == {"scenario": "64K (~ vllm) stable decode (N=10)", "sglang": "~335 tok/s", "vllm": "~501 tok/s",
                        "result": "vllm leads by ~1.50x"}
     html = report.index.read_text(encoding="utf-8")
     assert '<section id="core-result"><h2>Core Result</h2>' in html and "vllm leads by ~1.50x" in html
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    assert "## Core Result" in summary and "| 64K stable decode (N=10) | ~335 tok/s | ~501 tok/s |" in summary
+    assert "## Core Result" in summary and "| 64K (~ vllm) stable decode (N=10) | ~335 tok/s | ~501 tok/s |" in summary
 
 
 def test_full_report_core_result_has_degradation(gpustack_report) -> None:  # type: ignore[no-untyped-def]
     scenarios = gpustack_report.core.get_column("scenario").to_list()
-    assert "decode degradation 64K→200K" in scenarios and "200K stable decode (N=10)" in scenarios
+    assert "decode degradation 64K→200K (~ vllm)" in scenarios and "200K (~ vllm) stable decode (N=10)" in scenarios
 
 
 def test_core_result_of_one_engine_is_a_note(tmp_path: Path) -> None:
