@@ -115,7 +115,7 @@ def analyze_runs(
     patterns: Sequence[str | Path] = (),
     concurrency: int | None = None,
     idle_gap_s: float | None = None,
-    min_samples: int = 3,
+    min_samples: int = 5,
     min_duration_s: float = 20.0,
     spec_tokens: int | None = None,
     raise_internal: bool = False,

@@ -103,6 +103,8 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
                 "last_line": ph["last_line"],
                 "concurrency": ph["concurrency"],
                 "concurrency_source": ph["concurrency_source"],
+                "start_boundary": ph.get("start_boundary"),
+                "end_boundary": ph.get("end_boundary"),
                 "input_tokens": ph["input_tokens"],
                 "input_tokens_estimated": ph["input_tokens_estimated"],
                 "input_confidence": ph.get("input_confidence"),
@@ -215,7 +217,7 @@ def render_windows(summary: dict[str, Any]) -> str:
     """The phase and stable-window table, one row per phase (with its engine start when the log
     holds several), then the reason for every gap and how each figure that is not exact was
     obtained (`~` estimated, `?` guessed)."""
-    rows, notes = [], []
+    rows, notes, bounds = [], [], []
     several = len(summary.get("segments") or []) > 1
     for ph in summary["phases"]:
         s = ph["stable"]
@@ -246,6 +248,11 @@ def render_windows(summary: dict[str, Any]) -> str:
         if ph["stable_note"]:
             label = "no stable window" if s is None else "stable window"
             notes.append(f"phase {ph['phase']}: {label}: {ph['stable_note']}")
+        if ph.get("start_boundary") or ph.get("end_boundary"):
+            bounds.append(
+                f"phase {ph['phase']} (lines {ph['first_line']}-{ph['last_line']}): begins {ph.get('start_boundary')};"
+                f" ends {ph.get('end_boundary')}"
+            )
     if not rows:
         return f"no phases: {summary.get('no_phases_reason') or 'no decode activity'}"
     headers = [
@@ -265,7 +272,8 @@ def render_windows(summary: dict[str, Any]) -> str:
     ]
     table = render_table(rows, headers)
     notes += evidence_notes(summary)
-    return table + ("\n\n" + "\n".join(notes) if notes else "")
+    text = table + ("\n\n" + "\n".join(notes) if notes else "")
+    return text + ("\n\nphase boundaries:\n" + "\n".join(f"  {b}" for b in bounds) if bounds else "")
 
 
 # Findings that qualify the phase table itself, printed beside it by `windows`.
