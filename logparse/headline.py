@@ -278,6 +278,17 @@ def _fmt(value: Any, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+def weights_text(startup: Mapping[str, Any]) -> str:
+    """The weights row: size, load time (`~`, and why, when read off a progress bar), download."""
+    load = _fmt(startup.get("weight_load_s"), "s")
+    if startup.get("weight_load_from_bar") and startup.get("weight_load_s") is not None:
+        load = f"~{load} (estimated: read off the shard progress bar, whole seconds)"
+    text = f"{_fmt(startup.get('weights_gib'), 'GiB')}, loaded in {load}"
+    if startup.get("weight_download_s") is not None:
+        text += f" (after downloading for {_fmt(startup['weight_download_s'], 's')})"
+    return text
+
+
 def _breakdown(counts: Mapping[str, int]) -> str:
     return f" ({', '.join(f'{k} {v}' for k, v in counts.items())})" if counts else ""
 
@@ -299,7 +310,7 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("times", time_basis(facts.get("times") or {})),
         ("ranks", ", ".join(facts["ranks"]) or "-"),
         ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
-        ("weights", f"{_fmt(s['weights_gib'], 'GiB')}, loaded in {_fmt(s['weight_load_s'], 's')}"),
+        ("weights", weights_text(s)),
         (
             "KV pool",
             f"{_fmt(s['kv_pool_tokens'], 'tokens')}, {_fmt(s['kv_gib'], 'GiB')}, "

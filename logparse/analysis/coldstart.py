@@ -311,9 +311,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
             row = sized.row(0, named=True)
             kv_gib = row["kv_gb"] if row["kv_gb"] is not None else (row["k_gb"] or 0) + (row["v_gb"] or 0)
 
-    # Weight loading: vLLM "Loading weights took" (no GiB) before "Model loading took"; SGLang's
-    # "Load weight end. elapsed=" (a memory line in some grammars). Rank 0 prints first.
-    pure = weights.filter(pl.col("seconds").is_not_null() & pl.col("gib").is_null())
+    # SGLang's "Load weight end. elapsed=" (a memory line in some grammars). Rank 0 prints first.
     load_end = mem.filter(
         pl.coalesce(pl.col("phase"), pl.col("rule")).fill_null("").str.contains("load_weight")
         & (
@@ -321,13 +319,9 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
             | pl.col("seconds").is_not_null()
             | pl.col("weights_gib").is_not_null()
         )
-    )
-    load_s = (
-        first_non_null(pure, "seconds")
-        or first_non_null(weights, "seconds")
-        or first_non_null(load_end, "load_s")
-        or first_non_null(load_end, "seconds")
-    )
+    ).sort("line_no")
+    load_s, load_from_bar = weight_load_seconds(weights, load_end)
+    download = weights.filter(pl.col("phase").fill_null("") == "download")
     weights_gib = (
         first_non_null(weights, "gib")
         or first_non_null(mem, "weights_gib")
@@ -369,6 +363,8 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     figures = {
         "weights_gib": weights_gib,
         "weight_load_s": load_s,
+        "weight_load_from_bar": load_from_bar,
+        "weight_download_s": first_non_null(download, "seconds"),
         "kv_pool_tokens": pool,
         "kv_gib": kv_gib,
         "max_concurrency": max_conc,
@@ -385,6 +381,32 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         "non_torch_gib": first_non_null(mem, "non_torch_gib"),
     }
     return {**figures, "evidence": startup_evidence(figures, pool=kv_pool_figure(tables))}
+
+
+def weight_load_seconds(weights: pl.DataFrame, load_end: pl.DataFrame) -> tuple[float | None, bool]:
+    """How long rank 0 took to load the weights, and whether it was read off a progress bar.
+
+    The engine's own line wins: vLLM's `Loading weights took x seconds` (the load alone), else its
+    `Model loading took ... and x seconds`; SGLang's `Load weight end. elapsed=x s`. A shard
+    progress bar's elapsed time (whole seconds, the loader's bar only) is the last resort, and
+    says so. `Time spent downloading weights` is the download, not the load: never used here.
+    """
+    bar = pl.col("shards").is_not_null() | (pl.col("phase").fill_null("") == "progress")
+    printed = weights.filter(
+        pl.col("seconds").is_not_null() & ~bar & ~pl.col("phase").fill_null("").is_in(["download", "begin"])
+    ).sort("line_no")
+    for value in (
+        first_non_null(printed.filter(pl.col("gib").is_null()), "seconds"),
+        first_non_null(load_end, "load_s"),
+        first_non_null(printed, "seconds"),
+        first_non_null(load_end, "seconds"),
+    ):
+        if value is not None:
+            return float(value), False  # type: ignore[arg-type]
+    from_bar = first_non_null(
+        weights.filter(bar & pl.col("seconds").is_not_null()).sort("line_no"), "seconds"
+    )
+    return (None, False) if from_bar is None else (float(from_bar), True)  # type: ignore[arg-type]
 
 
 def kv_pool_tokens(tables: Mapping[str, pl.DataFrame]) -> int | None:
