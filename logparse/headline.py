@@ -128,7 +128,16 @@ def startup(tables: Mapping[str, Frame], *, engine: str, start: Any = None) -> d
 
     if start is None:
         start = _time_span(tables)[0]
-    return startup_figures(_startup_tables(tables, start), engine=engine)
+    figures = startup_figures(_startup_tables(tables, start), engine=engine)
+    if figures.get("kv_pools") and "decode_batch" in tables:
+        # The binding pool needs the Decode lines' peak usage: their usage columns only.
+        from logparse.analysis.pools import USAGE_OF, binding_pool, peak_usage, with_peaks
+
+        decode = _lazy(tables["decode_batch"])
+        present = [c for c in USAGE_OF.values() if c in _columns(tables["decode_batch"])]
+        pools = with_peaks(figures["kv_pools"], peak_usage(decode.select(present).collect()))
+        figures = {**figures, "kv_pools": pools, "kv_binding_pool": binding_pool(pools)}
+    return figures
 
 
 def headline(result: IngestResult) -> dict[str, Any]:
@@ -278,6 +287,26 @@ def _fmt(value: Any, unit: str = "") -> str:
     return f"{text} {unit}".rstrip()
 
 
+def kv_pool_text(startup: Mapping[str, Any]) -> str:
+    """The KV pool row: tokens and memory, per pool on a hybrid model (each pool's own), the
+    binding pool named."""
+    pools = startup.get("kv_pools") or []
+    if not pools:
+        return (
+            f"{_fmt(startup.get('kv_pool_tokens'), 'tokens')}, {_fmt(startup.get('kv_gib'), 'GiB')}, "
+            f"max concurrency {_fmt(startup.get('max_concurrency'))}"
+        )
+    parts = []
+    for pool in pools:
+        unit = "states" if pool["pool"] == "mamba" else "tokens"
+        peak = "" if pool.get("peak_usage") is None else f", peak usage {pool['peak_usage']:.2f}"
+        parts.append(f"{pool['pool']} {_fmt(pool['tokens'], unit)} ({_fmt(pool['gib'], 'GiB')}{peak})")
+    binding = startup.get("kv_binding_pool")
+    return "; ".join(parts) + (
+        f"; binding: {binding}" if binding else "; binding: not known (no usage printed)"
+    )
+
+
 def weights_text(startup: Mapping[str, Any]) -> str:
     """The weights row: size, load time (`~`, and why, when read off a progress bar), download."""
     load = _fmt(startup.get("weight_load_s"), "s")
@@ -311,11 +340,7 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("ranks", ", ".join(facts["ranks"]) or "-"),
         ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
         ("weights", weights_text(s)),
-        (
-            "KV pool",
-            f"{_fmt(s['kv_pool_tokens'], 'tokens')}, {_fmt(s['kv_gib'], 'GiB')}, "
-            f"max concurrency {_fmt(s['max_concurrency'])}",
-        ),
+        ("KV pool", kv_pool_text(s)),
         ("CUDA graphs", f"{_fmt(s['cuda_graph_s'], 's')}, {_fmt(s['cuda_graph_gib'], 'GiB')}"),
         ("compile", _fmt(s["compile_s"], "s")),
         ("engine init", _fmt(s["init_s"], "s") + (" (inferred)" if s.get("init_s_inferred") else "")),

@@ -284,6 +284,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     several engine starts gives its first start's figures (`segments.first_segment_tables`):
     two starts' captures are never added up.
     """
+    from logparse.analysis.pools import binding_pool, kv_pools
     from logparse.analysis.segments import first_segment_tables
 
     tables = first_segment_tables(tables)
@@ -360,6 +361,10 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
             init_s = (ready - ends.get_column("time")[0]).total_seconds()
             inferred = True
     max_conc = first_non_null(kv, "max_concurrency")
+    pools = kv_pools(tables)
+    full = next((p for p in pools if p["pool"] == "full"), None)
+    if full is not None and full["gib"] is not None:
+        kv_gib = full["gib"]  # the pool whose tokens kv_pool_tokens counts, never another's memory
     figures = {
         "weights_gib": weights_gib,
         "weight_load_s": load_s,
@@ -367,6 +372,8 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         "weight_download_s": first_non_null(download, "seconds"),
         "kv_pool_tokens": pool,
         "kv_gib": kv_gib,
+        "kv_pools": pools,
+        "kv_binding_pool": binding_pool(pools),
         "max_concurrency": max_conc,
         "context_len": context,
         "max_running_requests": first_non_null(kv, "max_running_requests"),

@@ -345,9 +345,20 @@ def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
             "weights",
             fmt(s.get("weights_gib"), 2, unit="GiB"),
             "loaded in",
-            fmt(s.get("weight_load_s"), 1, unit="s"),
+            shown("weight_load_s", unit="s"),
         ],
         ["KV pool", shown("kv_pool_tokens", unit="tokens"), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
+        *[
+            [
+                f"  {pool['pool']} pool",
+                fmt(pool.get("tokens"), unit="states" if pool["pool"] == "mamba" else "tokens"),
+                "size",
+                fmt(pool.get("gib"), 2, unit="GiB")
+                + ("" if pool.get("peak_usage") is None else f", peak usage {pool['peak_usage']:.2f}")
+                + (" (binding)" if pool["pool"] == s.get("kv_binding_pool") else ""),
+            ]
+            for pool in s.get("kv_pools") or []
+        ],
         ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
         [
             "CUDA graphs",
