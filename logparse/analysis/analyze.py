@@ -244,6 +244,9 @@ def analyze_start(
         context_len=startup.get("context_len"),
         since_last_log=_vllm_v0(tables),
         preemptions_printed=_preemptions_printed(tables, engine),
+        request_counts=phases_mod.requests_per_phase(
+            table(tables, "request", {"event": pl.String()}), phases
+        ),
     )
     marked = windows_mod.mark_stable(samples, phases)
     windows = windows_mod.stable_windows(

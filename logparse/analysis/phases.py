@@ -381,6 +381,24 @@ def request_quiet(requests: pl.DataFrame, *, min_s: float = QUIET_S) -> pl.DataF
     )
 
 
+def requests_per_phase(requests: pl.DataFrame, phases: pl.DataFrame) -> dict[int, int]:
+    """Phase → requests the request lines saw start in it (`Added request`, else `Received
+    request`): those after the previous phase's last line up to the phase's own last line (no
+    request starts while idle, so the idle time before a phase belongs to it). Empty when the
+    log prints no such lines."""
+    events = requests.filter(pl.col("event").is_not_null())
+    start = next((e for e in _STARTS if (events.get_column("event") == e).any()), None)
+    if start is None or phases.is_empty():
+        return {}
+    lines = events.filter(pl.col("event") == start).get_column("line_no").sort()
+    counts: dict[int, int] = {}
+    before = 0
+    for ph in phases.sort("first_line").iter_rows(named=True):
+        counts[int(ph["phase"])] = int(((lines > before) & (lines <= ph["last_line"])).sum())
+        before = ph["last_line"]
+    return counts
+
+
 def plateau_running(running: pl.Series, *, min_samples: int = 2) -> int | None:
     """The largest running count held by at least `min_samples` samples (else the maximum)."""
     values = running.drop_nulls()

@@ -145,6 +145,7 @@ def _row_verdict(
         "engine": rec.get("engine"),
         "workload": rec.get("workload"),
         "concurrency": rec["concurrency"],
+        "request_rate": rec.get("request_rate"),
         "client_output_tps": client,
         "physical_bound_tps": bound,
         "bound_ratio": None if bound is None else client / bound,
