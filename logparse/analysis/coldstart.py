@@ -369,7 +369,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         "weights_gib": weights_gib,
         "weight_load_s": load_s,
         "weight_load_from_bar": load_from_bar,
-        "weight_download_s": first_non_null(download, "seconds"),
+        "weight_download_s": _first_seconds(download, "seconds"),
         "kv_pool_tokens": pool,
         "kv_gib": kv_gib,
         "kv_pools": pools,
@@ -394,26 +394,39 @@ def weight_load_seconds(weights: pl.DataFrame, load_end: pl.DataFrame) -> tuple[
     """How long rank 0 took to load the weights, and whether it was read off a progress bar.
 
     The engine's own line wins: vLLM's `Loading weights took x seconds` (the load alone), else its
-    `Model loading took ... and x seconds`; SGLang's `Load weight end. elapsed=x s`. A shard
-    progress bar's elapsed time (whole seconds, the loader's bar only) is the last resort, and
-    says so. `Time spent downloading weights` is the download, not the load: never used here.
+    `Model loading took ... and x seconds`; SGLang's `Load weight end. elapsed=x s`. Rank 0 is the
+    driver (`driver_first`). A shard progress bar's elapsed time (whole seconds) is the last
+    resort, and says so. `Time spent downloading weights` is the download, not the load.
     """
     bar = pl.col("shards").is_not_null() | (pl.col("phase").fill_null("") == "progress")
     printed = weights.filter(
         pl.col("seconds").is_not_null() & ~bar & ~pl.col("phase").fill_null("").is_in(["download", "begin"])
-    ).sort("line_no")
+    )
     for value in (
-        first_non_null(printed.filter(pl.col("gib").is_null()), "seconds"),
-        first_non_null(load_end, "load_s"),
-        first_non_null(printed, "seconds"),
-        first_non_null(load_end, "seconds"),
+        _first_seconds(printed.filter(pl.col("gib").is_null()), "seconds"),
+        _first_seconds(load_end, "load_s"),
+        _first_seconds(printed, "seconds"),
+        _first_seconds(load_end, "seconds"),
     ):
         if value is not None:
-            return float(value), False  # type: ignore[arg-type]
-    from_bar = first_non_null(
-        weights.filter(bar & pl.col("seconds").is_not_null()).sort("line_no"), "seconds"
-    )
-    return (None, False) if from_bar is None else (float(from_bar), True)  # type: ignore[arg-type]
+            return value, False
+    from_bar = _first_seconds(weights.filter(bar), "seconds")
+    return from_bar, from_bar is not None
+
+
+def _first_seconds(frame: pl.DataFrame, column: str) -> float | None:
+    """The driver's (else the first printed) non-null `column` value."""
+    values = driver_first(frame.filter(pl.col(column).is_not_null())).get_column(column)
+    return None if values.is_empty() else float(values[0])
+
+
+def driver_first(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` in line order with the lines of no process prefix first: under Ray or
+    multiprocessing the driver (rank 0) prints bare lines and the workers `(RayWorkerWrapper
+    pid=N)` ones, and a worker may print before rank 0."""
+    if "rank" not in frame.columns:
+        return frame.sort("line_no")
+    return frame.sort(pl.col("rank").is_not_null(), "line_no")
 
 
 def kv_pool_tokens(tables: Mapping[str, pl.DataFrame]) -> int | None:

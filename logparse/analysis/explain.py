@@ -34,7 +34,8 @@ all of these hold:
   3. its interval overlaps no prefill: vLLM, the line's prompt throughput is 0; SGLang, no
      Prefill line came since the previous Decode line (so the first Decode line after a prefill
      is out);
-  4. it prints a generation throughput;
+  4. it prints a generation throughput above 0 (requests running while nothing is generated
+     measure no decoding: a long prompt's prefill held them);
   5. it is not the phase's first sample (its interval starts in the idle time before the phase).
 
 The stable window is an unbroken run of stable samples: consecutive samples of the phase with no

@@ -5,6 +5,8 @@ A sample is stable when
 * all N requests run (``running == N``) and none waits (``waiting == 0``),
 * its measurement interval overlaps no prefill (vLLM: prompt throughput 0; SGLang: no Prefill
   line since the previous Decode line, so the first Decode line after a prefill is out),
+* it prints a generation throughput above 0 (a line with requests running and nothing generated
+  measures no decoding: a long prompt's prefill held them),
 * it is not the phase's first sample (whose interval starts in the idle time before the phase).
 
 A window is an unbroken run of stable samples of one phase: consecutive samples, none of the
@@ -68,7 +70,7 @@ def mark_stable(samples: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFrame:
         & (pl.col("running") == pl.col("_n"))
         & (pl.col("waiting").fill_null(0) == 0)
         & ~pl.col("prefill").fill_null(False)
-        & pl.col("gen_tps").is_not_null()
+        & (pl.col("gen_tps").fill_null(0.0) > 0)
         & ~first_in_phase
     )
     return frame.with_columns(stable.fill_null(False).alias("stable")).drop("_n").sort("time", "line_no")
@@ -228,6 +230,8 @@ def no_window_reasons(marked: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFram
             reason = f"every sample with N={n} running overlapped a prefill"
         elif no_prefill.filter(pl.col("gen_tps").is_not_null()).is_empty():
             reason = "the stats lines print no generation throughput"
+        elif no_prefill.filter(pl.col("gen_tps").fill_null(0.0) > 0).is_empty():
+            reason = f"every undisturbed sample with N={n} running generated nothing (0 tok/s)"
         else:
             reason = "the only undisturbed sample is the phase's first, whose interval starts while idle"
         rows.append({"phase": ph["phase"], "reason": reason})
