@@ -63,7 +63,10 @@ def startup_evidence(startup: Mapping[str, Any], *, pool: Figure | None) -> dict
         )
     for key, how in (
         ("cuda_graph_s", "printed (rank 0; target and draft captures added)"),
-        ("weight_download_s", "printed (`Time spent downloading weights`: rank 0's, else the first worker's)"),
+        (
+            "weight_download_s",
+            "printed (`Time spent downloading weights`: rank 0's, else the first worker's)",
+        ),
         ("compile_s", "printed"),
     ):
         if startup.get(key) is not None:

@@ -11,8 +11,9 @@ Two independent references:
   more than `rel_tol` above it, the client is counting tokens the engine never generated.
 
 The second reference holds only when the log is of the client's run: an engine, an input length
-(more than 2x apart) or a concurrency that differ make the pair a mismatch, a problem of its own,
-and the engine's figures are then not compared at all.
+(more than 2x apart), a concurrency or a time span (the client's end stamp less its duration
+against the phase's span) that differ make the pair a mismatch, a problem of its own, and the
+engine's figures are then not compared at all.
 
 Latency metrics (TTFT, TPOT) do not depend on the token count, so the client stays the source
 for those whichever throughput is trusted.
@@ -51,11 +52,36 @@ def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[st
                 f"input length {tokens_label(round(client_input))} tokens per prompt in the client,"
                 f" {shown} in the log's phase ({apart:.1f}x apart)"
             )
+    apart_in_time = _time_mismatch(rec, server_phase)
+    if apart_in_time:
+        out.append(apart_in_time)
     client_c = rec.get("concurrency")
     log_n = server_phase.get("concurrency", server_phase.get("n_running"))
     if client_c is not None and log_n is not None and client_c != log_n:
         out.append(f"concurrency c={client_c} in the client, N={log_n} requests decoding in the log's phase")
     return out
+
+
+def _time_mismatch(rec: dict[str, Any], server_phase: dict[str, Any]) -> str | None:
+    """The client's run and the log's phase at times that do not overlap, when both say when."""
+    import datetime as dt
+
+    ended, duration = rec.get("ended_at"), rec.get("duration_s")
+    start, end = server_phase.get("start"), server_phase.get("end")
+    if not (ended and duration and start and end):
+        return None
+    try:
+        client_end = dt.datetime.fromisoformat(str(ended))
+    except ValueError:
+        return None
+    client_start = client_end - dt.timedelta(seconds=float(duration))
+    start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+    if client_start <= end and start <= client_end:
+        return None
+    return (
+        f"time: the client ran {client_start:%Y-%m-%d %H:%M:%S}-{client_end:%H:%M:%S} (its own local time),"
+        f" the log's phase {start:%Y-%m-%d %H:%M:%S}-{end:%H:%M:%S}"
+    )
 
 
 def _bound_check(rec: dict[str, Any]) -> tuple[float | None, str | None, str | None]:
