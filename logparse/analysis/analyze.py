@@ -116,7 +116,8 @@ def analyze(
         Silence read as idle between phases (default: a few stats intervals, see
         `phases.default_idle_gap`).
     min_samples, min_duration_s
-        A stable window below either is reported as too short to trust.
+        A stable window below either (or whose cv is above `windows.MAX_CV`) is reported as not
+        trusted.
     spec_tokens
         Draft tokens per speculative step (default: from the printed server arguments).
     read_stats

@@ -331,7 +331,7 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
         elif r["best_phase"] is None:
             notes.append(f"{run}: no stable decode window in any phase")
         elif not r["trusted"]:
-            notes.append(f"{run}: its best stable window (phase {r['best_phase']}) is too short to trust")
+            notes.append(f"{run}: its best stable window (phase {r['best_phase']}) is not trusted")
         if (r["segments"] or 1) > 1:
             notes.append(
                 f"{run}: {r['segments']} engine starts (restarts), each analysed on its own; see its summary"

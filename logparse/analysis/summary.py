@@ -82,6 +82,7 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
                     "ms_per_token",
                     "context_tokens_per_request",
                     "trusted",
+                    "runs",
                 )
             }
             note = w["note"]

@@ -138,8 +138,9 @@ def _row_verdict(
     generated = server_phase.get("gen_tokens")
     if server_phase.get("stable_trusted") is False and server_phase.get("stable_gen_tps"):
         notes.append(
-            f"the engine's stable window ({server_phase.get('stable_samples')} sample(s)) is too short to "
-            f"trust: its {tok_s(server_phase['stable_gen_tps'])} is not compared"
+            f"the engine's stable window ({server_phase.get('stable_samples')} sample(s)) is not trusted"
+            f" (too short to trust, or its throughput swings): its {tok_s(server_phase['stable_gen_tps'])}"
+            " is not compared"
         )
     if mismatches:
         if server_stable_gen_tps:
