@@ -145,11 +145,13 @@ def _longest_run(
 
     best = min(runs, key=lambda run: (-len(run), cv(run)))
     gen = [r["gen_tps"] for r in best]
+    context = {"context_tokens_per_request_printed": statistics.fmean(r["ctx_printed"] for r in best)}
     return {
         "samples": len(best),
         "lines": [r["line"] for r in best],
         "runs": len(runs),
         **summary(gen, concurrency),
+        **context,
     }
 
 
@@ -187,7 +189,8 @@ def vllm_truth(params: RunParams, era: VllmEra, build: VllmBuild, start: datetim
             if truth["stable"] is not None and not aggregated:
                 truth["stable"]["engine_lines"] = [r["engine_lines"] for r in stable]
         requests = [_request_truth(r, start, {}, {}) for r in phase.requests]
-        prompt = [r["prompt_tps"] for r in rows if r["prompt_tps"] > 0]
+        # a line printing nothing running or waiting is idle (its trailing averages too): no phase's
+        prompt = [r["prompt_tps"] for r in rows if r["prompt_tps"] > 0 and (r["running"] or r["waiting"])]
         truth["prefill"] = {
             "input_tps_mean": _mean(prompt),
             "input_tps_samples": prompt,
