@@ -432,8 +432,11 @@ def _level(run: dict[str, Any]) -> str:
 
 def render_reconcile(result: dict[str, Any]) -> str:
     """The reconcile verdict as readable text, wrapped to `TEXT_WIDTH` columns."""
-    lines = _labelled("server log", _server_line(result))
+    by_run = any("server_phase" in run for run in result.get("runs", []))
+    lines = [] if by_run else _labelled("server log", _server_line(result))
     for run in result.get("runs", []):
+        if by_run:
+            lines += _labelled("server log", _server_line({**result, "server_phase": run["server_phase"]}))
         lines += _labelled("client", _client_line(run))
         for problem in run["problems"]:
             lines += _labelled("  problem", problem)

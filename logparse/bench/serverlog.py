@@ -116,9 +116,13 @@ def _near(a: Any, b: Any) -> bool:
 def reconcile_with_log(
     rows: pl.DataFrame, analysis: Analysis, *, concurrency: int | None = None
 ) -> dict[str, Any]:
-    """Reconcile client rows with the server log's matching phase (see `reconcile`)."""
+    """Reconcile client rows with the server log's matching phase (see `reconcile`). A file of
+    several runs (a sweep's JSONL) is reconciled run by run, each with the phase that fits it:
+    every run then carries its own ``server_phase``."""
     from logparse.bench.reconcile import reconcile
 
+    if rows.height > 1 and analysis.phases.height > 1:
+        return _run_by_run(rows, analysis, concurrency=concurrency)
     if (
         concurrency is None
         and "concurrency" in rows.columns
@@ -133,3 +137,22 @@ def reconcile_with_log(
     result["server_log"] = analysis.source
     result["engine"] = analysis.engine
     return result
+
+
+def _run_by_run(rows: pl.DataFrame, analysis: Analysis, *, concurrency: int | None) -> dict[str, Any]:
+    """`reconcile_with_log` of each run of `rows` alone, the verdicts gathered: the runs in file
+    order, the first run with a problem deciding the overall trust and reason."""
+    verdicts = [
+        reconcile_with_log(rows.slice(i, 1), analysis, concurrency=concurrency) for i in range(rows.height)
+    ]
+    runs = [{**run, "server_phase": v["server_phase"]} for v in verdicts for run in v["runs"]]
+    bad = next((v for v in verdicts if any(run["problems"] for run in v["runs"])), None)
+    chosen = bad or verdicts[0]
+    return {
+        "trust": chosen["trust"],
+        "reason": chosen["reason"],
+        "runs": runs,
+        "server_phase": None,
+        "server_log": analysis.source,
+        "engine": analysis.engine,
+    }

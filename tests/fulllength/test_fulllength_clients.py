@@ -137,3 +137,21 @@ def test_the_corpus_holds_twenty_readable_client_files() -> None:
     failed = checks.filter(pl.col("code") == "failed_requests")
     assert failed.height == len(VLLM) and set(failed.get_column("severity")) == {"ok"}
     assert json.dumps(analyze_bench(rows).to_dict(), default=str)
+
+
+def test_a_sweep_file_of_several_runs_is_reconciled_run_by_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The four real qps files of 03_tp4_pp2_IB joined one object per line, as `--append-result`
+    writes a sweep (a file constructed from real results): each run meets its own phase."""
+    import gzip
+
+    joined = tmp_path / "sweep.jsonl"
+    joined.write_text(
+        "".join(
+            json.dumps(json.loads(gzip.decompress(client(f"k8s-03_tp4_pp2_IB-qps_{q}.json.gz").read_bytes()))) + "\n"
+            for q in ("01", "04", "16", "inf")
+        ),
+        encoding="utf-8",
+    )
+    verdict = reconcile_with_log(load_bench([joined]), analyze_log(server("k8s-lws-run-1.log.gz")))
+    assert [run["server_phase"]["phase"] for run in verdict["runs"]] == [2, 3, 4, 5]
+    assert verdict["trust"] == "client" and not any(run["problems"] for run in verdict["runs"])
