@@ -211,12 +211,13 @@ def analyze_start(
     after_ready = pl.col("line_no") > (ready["line_no"] if ready is not None else 0)
     gap = idle_gap_s if idle_gap_s is not None else phases_mod.default_idle_gap(samples, engine=engine)
     breaks = _prefill_breaks(tables, ranks) if prefills is not None else None
+    budget = _chunk_budget(tables)
     # Each request's input length (SGLang), traced over the whole run: a change of it cuts a phase.
     asked = (
         None
         if prefills is None
         else prefill_mod.request_inputs(
-            prefill_mod.prefill_chunks(prefills.filter(after_ready), breaks=breaks)
+            prefill_mod.prefill_chunks(prefills.filter(after_ready), breaks=breaks, chunk_budget=budget)
         )
     )
     phases = phases_mod.find_phases(
@@ -231,7 +232,7 @@ def analyze_start(
     phases = phases.with_columns(pl.col("phase") + phase_offset)
     if prefills is not None:
         in_phase = phases_mod.assign_phase(prefills, phases).filter(pl.col("phase").is_not_null())
-        chunks = prefill_mod.prefill_chunks(in_phase, breaks=breaks)
+        chunks = prefill_mod.prefill_chunks(in_phase, breaks=breaks, chunk_budget=budget)
     else:
         chunks = pl.DataFrame(schema={**prefill_mod.CHUNK_SCHEMA, "phase": pl.Int64()})
     interruptions = phases_mod.assign_phase(_preemption_lines(tables), phases)
@@ -418,6 +419,15 @@ def _segment_rows(segments: pl.DataFrame, parts: Mapping[int, Analysis]) -> pl.D
             )
         rows.append(row)
     return pl.DataFrame(rows, schema=SEGMENT_ROW_SCHEMA, orient="row")
+
+
+def _chunk_budget(tables: Mapping[str, pl.DataFrame]) -> int | None:
+    """SGLang's `chunked_prefill_size` as its capacity line prints it (None when not printed or
+    chunked prefill is off, -1)."""
+    value = first_non_null(
+        table(tables, "kv_pool", {"chunked_prefill_size": pl.Int64()}), "chunked_prefill_size"
+    )
+    return int(value) if isinstance(value, int) and value > 0 else None
 
 
 def _prefill_breaks(tables: Mapping[str, pl.DataFrame], ranks: pl.DataFrame) -> pl.DataFrame:

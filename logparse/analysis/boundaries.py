@@ -112,10 +112,11 @@ def _bridge_dips(runs: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]
     return out
 
 
-def input_cuts(decode: pl.DataFrame, requests: pl.DataFrame) -> list[Cut]:
+def input_cuts(events: pl.DataFrame, requests: pl.DataFrame) -> list[Cut]:
     """Cuts where the requests' input length changes (`requests`: ``first_line``,
-    ``input_tokens`` of the burst's requests, `prefill.request_inputs`; `decode` as for
-    `plateau_cuts`).
+    ``input_tokens`` of the burst's requests, `prefill.request_inputs`; `events`: the burst's
+    activity lines, ``line_no``): the new phase begins at the line where the first request of
+    the new length starts.
 
     Examples
     --------
@@ -124,11 +125,11 @@ def input_cuts(decode: pl.DataFrame, requests: pl.DataFrame) -> list[Cut]:
     >>> [(c.after_line, c.why) for c in input_cuts(d, r)]
     [(4, 'where the input length changed from 71 to 8,000 tokens per request (line 5)')]
     """
-    if requests.is_empty() or decode.is_empty():
+    if requests.is_empty() or events.is_empty():
         return []
     ordered = requests.sort("first_line").select("first_line", "input_tokens").drop_nulls()
     firsts, inputs = ordered.get_column("first_line").to_list(), ordered.get_column("input_tokens").to_list()
-    decode_lines = sorted(decode.get_column("line_no").to_list())
+    event_lines = sorted(events.get_column("line_no").to_list())
     cuts: list[Cut] = []
     since = 0  # index of the first request of the current phase
     for i in range(1, len(inputs)):
@@ -144,7 +145,7 @@ def input_cuts(decode: pl.DataFrame, requests: pl.DataFrame) -> list[Cut]:
             continue
         if i + 1 < len(inputs) and _apart(inputs[i + 1], inputs[i]):
             continue  # a single odd request, not a new workload
-        before = [line for line in decode_lines if line < firsts[i]]
+        before = [line for line in event_lines if line < firsts[i]]
         if not before:
             continue
         since = i

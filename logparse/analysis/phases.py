@@ -139,7 +139,7 @@ def find_phases(
             burst.get_column("line_no").min(), burst.get_column("line_no").max()
         )
         counts = dec.select("line_no", "running") if levels is None else levels.filter(span).sort("line_no")
-        cuts = merge_cuts(plateau_cuts(counts), input_cuts(dec, asked))
+        cuts = merge_cuts(plateau_cuts(counts), input_cuts(burst.select("line_no"), asked))
         opened = str(burst.get_column("_start_why")[0])
         closed = str(burst.get_column("_end_why")[-1])
         after_cut = burst.get_column("line_no").shift(1).is_in(list(cuts)).fill_null(False)

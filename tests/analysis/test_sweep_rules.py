@@ -119,3 +119,23 @@ def test_explain_quotes_the_rules_constants() -> None:
     assert f"at least {phases.QUIET_S:g} s with no request in flight" in phase
     assert f"more than\n{boundaries.INPUT_APART:g}x" in phase or f"more than {boundaries.INPUT_APART:g}x" in phase
     assert "at least half of its samples" in phase and boundaries.PLATEAU_SHARE == pytest.approx(0.5)
+
+
+def test_a_prefill_line_below_the_chunk_budget_ends_its_requests() -> None:
+    from logparse.analysis.prefill import prefill_chunks, request_inputs
+
+    # two cached 16,913-token prompts (1 new token each) that finish decoding before the next
+    # Prefill line, with no Decode line between: the running count (0, 0) cannot tell
+    lines = pl.DataFrame({
+        "series": [0, 0, 0], "line_no": [1, 2, 3], "time": [T0 + dt.timedelta(seconds=s) for s in (0, 5, 10)],
+        "new_seq": [2, 2, 2], "new_token": [2, 2, 2], "cached_token": [33_824] * 3, "running_req": [0, 0, 0],
+        "input_tps": [1.0, 1.0, 1.0],
+    })
+    traced = prefill_chunks(lines, chunk_budget=8192)
+    assert traced.get_column("completes").to_list() == [2, 2, 2]
+    assert request_inputs(traced).is_empty()  # two requests a line: none pinned down alone
+    from logparse.analysis.prefill import phase_input_exact
+
+    assert phase_input_exact(traced) == (16_913, 6)
+    # without the budget the tracer must assume a request may go on into the next line
+    assert prefill_chunks(lines).get_column("completes").to_list() != [2, 2, 2]
