@@ -153,7 +153,16 @@ def _startup_and_starts(
     starts = find_segments({k: v for k, v in view.items() if k != "_start"}).to_dicts()
     if starts:
         starts[-1]["last_line"] = max(starts[-1]["last_line"], lines)
-    return startup_figures(view, engine=engine), starts
+    figures = startup_figures(view, engine=engine)
+    if figures.get("kv_pools") and "decode_batch" in tables:
+        # The binding pool needs the Decode lines' peak usage: their usage columns only.
+        from logparse.analysis.pools import USAGE_OF, binding_pool, peak_usage, with_peaks
+
+        decode = _lazy(tables["decode_batch"])
+        present = [c for c in USAGE_OF.values() if c in _columns(tables["decode_batch"])]
+        pools = with_peaks(figures["kv_pools"], peak_usage(decode.select(present).collect()))
+        figures = {**figures, "kv_pools": pools, "kv_binding_pool": binding_pool(pools)}
+    return figures, starts
 
 
 def headline(result: IngestResult) -> dict[str, Any]:
@@ -332,9 +341,11 @@ def _starts_row(starts: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
 
 def _kv_pool(s: Mapping[str, Any]) -> str:
     """The headline's KV pool: its mark (`?` guessed, `~` estimated), size, max concurrency, and the
-    range when the ranks print different pools."""
+    range when the ranks print different pools; on a hybrid model each pool's own figures."""
     from logparse.analysis.summary import kv_pool_range_note, kv_pool_text
 
+    if s.get("kv_pools"):
+        return _pools_text(s)
     text = (
         f"{kv_pool_text(dict(s))}, {_fmt(s['kv_gib'], 'GiB')}, max concurrency {_fmt(s['max_concurrency'])}"
     )
@@ -344,6 +355,30 @@ def _kv_pool(s: Mapping[str, Any]) -> str:
     confidence = ((s.get("evidence") or {}).get("kv_pool_tokens") or {}).get("confidence")
     if confidence and confidence != "exact":
         text += f" ({s['evidence']['kv_pool_tokens']['how']})"
+
+
+def _pools_text(startup: Mapping[str, Any]) -> str:
+    """The KV pools of a hybrid model: each pool's tokens and memory, the binding pool named."""
+    pools = startup.get("kv_pools") or []
+    parts = []
+    for pool in pools:
+        unit = "states" if pool["pool"] == "mamba" else "tokens"
+        peak = "" if pool.get("peak_usage") is None else f", peak usage {pool['peak_usage']:.2f}"
+        parts.append(f"{pool['pool']} {_fmt(pool['tokens'], unit)} ({_fmt(pool['gib'], 'GiB')}{peak})")
+    binding = startup.get("kv_binding_pool")
+    return "; ".join(parts) + (
+        f"; binding: {binding}" if binding else "; binding: not known (no usage printed)"
+    )
+
+
+def weights_text(startup: Mapping[str, Any]) -> str:
+    """The weights row: size, load time (`~`, and why, when read off a progress bar), download."""
+    load = _fmt(startup.get("weight_load_s"), "s")
+    if startup.get("weight_load_from_bar") and startup.get("weight_load_s") is not None:
+        load = f"~{load} (estimated: read off the shard progress bar, whole seconds)"
+    text = f"{_fmt(startup.get('weights_gib'), 'GiB')}, loaded in {load}"
+    if startup.get("weight_download_s") is not None:
+        text += f" (after downloading for {_fmt(startup['weight_download_s'], 's')})"
     return text
 
 
@@ -398,7 +433,7 @@ def render_headline(facts: Mapping[str, Any]) -> str:
         ("ranks", ", ".join(facts["ranks"]) or "-"),
         ("lines", f"{facts['lines']:,} ({facts['typed_lines']:,} typed, coverage {coverage})"),
         *_starts_row(facts.get("starts") or []),
-        ("weights", f"{_fmt(s['weights_gib'], 'GiB')}, loaded in {_fmt(s['weight_load_s'], 's')}"),
+        ("weights", weights_text(s)),
         ("KV pool", _kv_pool(s)),
         ("CUDA graphs", f"{_fmt(s['cuda_graph_s'], 's')}, {_fmt(s['cuda_graph_gib'], 'GiB')}"),
         ("compile", _fmt(s["compile_s"], "s")),

@@ -95,7 +95,7 @@ def analyze(
     source: str = "",
     concurrency: int | None = None,
     idle_gap_s: float | None = None,
-    min_samples: int = 3,
+    min_samples: int = windows_mod.MIN_SAMPLES,
     min_duration_s: float = 20.0,
     spec_tokens: int | None = None,
     read_stats: ReadStats | None = None,
@@ -119,7 +119,8 @@ def analyze(
         Silence read as idle between phases (default: a few stats intervals, see
         `phases.default_idle_gap`).
     min_samples, min_duration_s
-        A stable window below either is reported as too short to trust.
+        A stable window below either (or whose cv is above `windows.MAX_CV`) is reported as not
+        trusted.
     spec_tokens
         Draft tokens per speculative step (default: from the printed server arguments).
     read_stats
@@ -199,7 +200,7 @@ def analyze_start(
     phase_offset: int = 0,
     concurrency: int | None = None,
     idle_gap_s: float | None = None,
-    min_samples: int = 3,
+    min_samples: int = windows_mod.MIN_SAMPLES,
     min_duration_s: float = 20.0,
     spec_tokens: int | None = None,
 ) -> Analysis:
@@ -217,25 +218,29 @@ def analyze_start(
     ready = coldstart.ready_row(tables)
     after_ready = pl.col("line_no") > (ready["line_no"] if ready is not None else 0)
     gap = idle_gap_s if idle_gap_s is not None else phases_mod.default_idle_gap(samples, engine=engine)
+    breaks = _prefill_breaks(tables, ranks) if prefills is not None else None
+    budget = _chunk_budget(tables)
+    # Each request's input length (SGLang), traced over the whole run: a change of it cuts a phase.
+    asked = (
+        None
+        if prefills is None
+        else prefill_mod.request_inputs(
+            prefill_mod.prefill_chunks(prefills.filter(after_ready), breaks=breaks, chunk_budget=budget)
+        )
+    )
     phases = phases_mod.find_phases(
         samples.filter(after_ready),
         prefills=None if prefills is None else prefills.filter(after_ready),
         idle_gap_s=gap,
         concurrency=concurrency,
+        requests=asked,
+        quiet=phases_mod.request_quiet(table(tables, "request", {"event": pl.String()}).filter(after_ready)),
+        levels=None if prefills is None else phases_mod.prefill_levels(samples, prefills).filter(after_ready),
     )
     phases = phases.with_columns(pl.col("phase") + phase_offset)
     if prefills is not None:
         in_phase = phases_mod.assign_phase(prefills, phases).filter(pl.col("phase").is_not_null())
-        retract = table(tables, "preemption", {"count": pl.Int64()}).select(
-            rank_index("DP").fill_null(0).alias("series"),
-            "line_no",
-            pl.col("count").fill_null(1).cast(pl.Int64).alias("retracted"),
-        )
-        breaks = pl.concat(
-            [ranks.select("series", "line_no", pl.lit(None, dtype=pl.Int64).alias("retracted")), retract],
-            how="vertical_relaxed",
-        )
-        chunks = prefill_mod.prefill_chunks(in_phase, breaks=breaks)
+        chunks = prefill_mod.prefill_chunks(in_phase, breaks=breaks, chunk_budget=budget)
     else:
         chunks = pl.DataFrame(schema={**prefill_mod.CHUNK_SCHEMA, "phase": pl.Int64()})
     interruptions = phases_mod.assign_phase(_preemption_lines(tables), phases)
@@ -249,6 +254,9 @@ def analyze_start(
         context_len=startup.get("context_len"),
         since_last_log=_vllm_v0(tables),
         preemptions_printed=_preemptions_printed(tables, engine),
+        request_counts=phases_mod.requests_per_phase(
+            table(tables, "request", {"event": pl.String()}), phases
+        ),
     )
     marked = windows_mod.mark_stable(samples, phases)
     windows = windows_mod.stable_windows(
@@ -424,6 +432,29 @@ def _segment_rows(segments: pl.DataFrame, parts: Mapping[int, Analysis]) -> pl.D
     return pl.DataFrame(rows, schema=SEGMENT_ROW_SCHEMA, orient="row")
 
 
+def _chunk_budget(tables: Mapping[str, pl.DataFrame]) -> int | None:
+    """SGLang's `chunked_prefill_size` as its capacity line prints it (None when not printed or
+    chunked prefill is off, -1)."""
+    value = first_non_null(
+        table(tables, "kv_pool", {"chunked_prefill_size": pl.Int64()}), "chunked_prefill_size"
+    )
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def _prefill_breaks(tables: Mapping[str, pl.DataFrame], ranks: pl.DataFrame) -> pl.DataFrame:
+    """What separates two SGLang Prefill lines' requests (`prefill.prefill_chunks`' `breaks`):
+    the Decode lines between them and the retraction lines."""
+    retract = table(tables, "preemption", {"count": pl.Int64()}).select(
+        rank_index("DP").fill_null(0).alias("series"),
+        "line_no",
+        pl.col("count").fill_null(1).cast(pl.Int64).alias("retracted"),
+    )
+    return pl.concat(
+        [ranks.select("series", "line_no", pl.lit(None, dtype=pl.Int64).alias("retracted")), retract],
+        how="vertical_relaxed",
+    )
+
+
 def _vllm_v0(tables: Mapping[str, pl.DataFrame]) -> bool:
     """vLLM V0 stats lines (they print `Swapped: N reqs`): each throughput is measured since the
     engine's previous log, not over a fixed interval."""
@@ -466,7 +497,7 @@ def analyze_log(
     patterns: Sequence[str | Path] = (),
     concurrency: int | None = None,
     idle_gap_s: float | None = None,
-    min_samples: int = 3,
+    min_samples: int = windows_mod.MIN_SAMPLES,
     min_duration_s: float = 20.0,
     spec_tokens: int | None = None,
     segment: int | None = None,

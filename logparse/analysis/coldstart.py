@@ -286,6 +286,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     several engine starts gives its first start's figures (`segments.first_segment_tables`):
     two starts' captures are never added up.
     """
+    from logparse.analysis.pools import binding_pool, kv_pools
     from logparse.analysis.segments import first_segment_tables
 
     tables = first_segment_tables(tables)
@@ -313,9 +314,7 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
             row = sized.row(0, named=True)
             kv_gib = row["kv_gb"] if row["kv_gb"] is not None else (row["k_gb"] or 0) + (row["v_gb"] or 0)
 
-    # Weight loading: vLLM "Loading weights took" (no GiB) before "Model loading took"; SGLang's
-    # "Load weight end. elapsed=" (a memory line in some grammars). Rank 0 prints first.
-    pure = weights.filter(pl.col("seconds").is_not_null() & pl.col("gib").is_null())
+    # SGLang's "Load weight end. elapsed=" (a memory line in some grammars). Rank 0 prints first.
     load_end = mem.filter(
         pl.coalesce(pl.col("phase"), pl.col("rule")).fill_null("").str.contains("load_weight")
         & (
@@ -323,13 +322,9 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
             | pl.col("seconds").is_not_null()
             | pl.col("weights_gib").is_not_null()
         )
-    )
-    load_s = (
-        first_non_null(pure, "seconds")
-        or first_non_null(weights, "seconds")
-        or first_non_null(load_end, "load_s")
-        or first_non_null(load_end, "seconds")
-    )
+    ).sort("line_no")
+    load_s, load_from_bar = weight_load_seconds(weights, load_end)
+    download = weights.filter(pl.col("phase").fill_null("") == "download")
     weights_gib = (
         first_non_null(weights, "gib")
         or first_non_null(mem, "weights_gib")
@@ -368,12 +363,20 @@ def startup_figures(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
             init_s = (ready - ends.get_column("time")[0]).total_seconds()
             inferred = True
     max_conc = first_non_null(kv, "max_concurrency")
+    pools = kv_pools(tables)
+    full = next((p for p in pools if p["pool"] == "full"), None)
+    if full is not None and full["gib"] is not None:
+        kv_gib = full["gib"]  # the pool whose tokens kv_pool_tokens counts, never another's memory
     figures = {
         "weights_gib": weights_gib,
         "weight_load_s": load_s,
+        "weight_load_from_bar": load_from_bar,
+        "weight_download_s": _first_seconds(download, "seconds"),
         "kv_pool_tokens": pool,
         "kv_pool_range": kv_pool_range(tables),
         "kv_gib": kv_gib,
+        "kv_pools": pools,
+        "kv_binding_pool": binding_pool(pools),
         "max_concurrency": max_conc,
         "context_len": context,
         "max_running_requests": first_non_null(kv, "max_running_requests"),
@@ -416,6 +419,45 @@ def kv_pool_range(tables: Mapping[str, pl.DataFrame]) -> dict[str, Any] | None:
         "max": int(ranks.get_column("tokens").max()),  # type: ignore[arg-type]
         "binding": [str(r) for r in ranks.filter(pl.col("tokens") == low).get_column("rank").to_list()],
     }
+
+
+def weight_load_seconds(weights: pl.DataFrame, load_end: pl.DataFrame) -> tuple[float | None, bool]:
+    """How long rank 0 took to load the weights, and whether it was read off a progress bar.
+
+    The engine's own line wins: vLLM's `Loading weights took x seconds` (the load alone), else its
+    `Model loading took ... and x seconds`; SGLang's `Load weight end. elapsed=x s`. Rank 0 is the
+    driver (`driver_first`). A shard progress bar's elapsed time (whole seconds) is the last
+    resort, and says so. `Time spent downloading weights` is the download, not the load.
+    """
+    bar = pl.col("shards").is_not_null() | (pl.col("phase").fill_null("") == "progress")
+    printed = weights.filter(
+        pl.col("seconds").is_not_null() & ~bar & ~pl.col("phase").fill_null("").is_in(["download", "begin"])
+    )
+    for value in (
+        _first_seconds(printed.filter(pl.col("gib").is_null()), "seconds"),
+        _first_seconds(load_end, "load_s"),
+        _first_seconds(printed, "seconds"),
+        _first_seconds(load_end, "seconds"),
+    ):
+        if value is not None:
+            return value, False
+    from_bar = _first_seconds(weights.filter(bar), "seconds")
+    return from_bar, from_bar is not None
+
+
+def _first_seconds(frame: pl.DataFrame, column: str) -> float | None:
+    """The driver's (else the first printed) non-null `column` value."""
+    values = driver_first(frame.filter(pl.col(column).is_not_null())).get_column(column)
+    return None if values.is_empty() else float(values[0])
+
+
+def driver_first(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` in line order with the lines of no process prefix first: under Ray or
+    multiprocessing the driver (rank 0) prints bare lines and the workers `(RayWorkerWrapper
+    pid=N)` ones, and a worker may print before rank 0."""
+    if "rank" not in frame.columns:
+        return frame.sort("line_no")
+    return frame.sort(pl.col("rank").is_not_null(), "line_no")
 
 
 def kv_pool_tokens(tables: Mapping[str, pl.DataFrame]) -> int | None:

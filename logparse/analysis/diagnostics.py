@@ -11,7 +11,7 @@
 | `spec_acceptance_collapse` | warning | speculative decoding accepts almost nothing (accept len < 1.5 or rate < 10 %) |
 | `fp8_kv_scale_default` | warning | FP8 KV cache running with the default scale 1.0 |
 | `slow_tokenizer` | warning | a slow (Python) tokenizer is in use |
-| `short_stable_window` | info | a phase has no stable window, or one too short to trust |
+| `short_stable_window` | info | a phase has no stable window, or one not trusted (too few samples, too short, or its throughput swings) |
 | `no_decode_stats` | info | the log has no decode stats lines at all |
 | `kv_cache_overcommitted` | warning | vLLM's KV cache exceeds its memory budget: vLLM's own `--kv-cache-memory=… to fit` figure when printed, else recomputed (`kv_overcommit`) |
 | `max_running_requests_reduced` | info | SGLang cut max_running_requests for lack of pool capacity |

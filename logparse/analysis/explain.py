@@ -26,40 +26,60 @@ TOPICS: tuple[Topic, ...] = (
         "window",
         "the stable decode window rule",
         """\
-A decode sample (one stats line: vLLM's engine stats, SGLang's Decode batch line) belongs to the
-stable window of its phase when all of these hold:
+A decode sample (one stats line: vLLM's engine stats, SGLang's Decode batch line) is stable when
+all of these hold:
 
   1. all N requests of the phase run: running == N (see `explain phase` for N);
   2. none waits: waiting == 0 (a line that prints no waiting count counts as 0);
   3. its interval overlaps no prefill: vLLM, the line's prompt throughput is 0; SGLang, no
      Prefill line came since the previous Decode line (so the first Decode line after a prefill
      is out);
-  4. it prints a generation throughput;
+  4. it prints a generation throughput above 0 (requests running while nothing is generated
+     measure no decoding: a long prompt's prefill held them);
   5. it is not the phase's first sample (its interval starts in the idle time before the phase).
 
-With N running and nobody waiting no new prefill can start, so the window is normally one
-unbroken run (a preemption's recompute is the exception). Its figures are plain statistics of the
-printed generation throughput over those samples (what an engineer averaging the lines by hand
-gets): see `explain tok/s`, `cv`, `tok/s/req`, `ms/tok`, `secs`. Several series (data-parallel
-ranks, vLLM engines) are combined into rounds first, one line of each per round, and a round's
-throughput is their sum.
+The stable window is an unbroken run of stable samples: consecutive samples of the phase with no
+other sample of the phase between them. A phase whose stable samples come in several runs (a
+sweep level whose requests are restarted one by one) reports its longest run (of equally long
+ones the steadiest, then the first) and says how many runs it had. Its figures are plain
+statistics of the printed generation throughput over those samples (what an engineer averaging
+the lines by hand gets): see `explain tok/s`, `cv`, `tok/s/req`, `ms/tok`, `secs`. Several series
+(data-parallel ranks, vLLM engines) are combined into rounds first, one line of each per round,
+and a round's throughput is their sum.
 
-A window is trusted when it has at least --min-samples samples (default 3) and covers at least
---min-duration seconds (default 20); otherwise it is shown with the note "too short to trust".
-A phase without a window says why (e.g. "running never reached N", "requests were always
-waiting", "every sample with N running overlapped a prefill").""",
+A window is trusted when it has at least --min-samples samples (default 5), covers at least
+--min-duration seconds (default 20) and its cv is at most 0.2 (the printed throughput strays
+no more than 20% from its mean); otherwise it is still shown, with the note "not trusted: ..."
+naming what it lacks, and no ratio or comparison uses it. A phase without a window says why
+(e.g. "running never reached N", "requests were always waiting", "every sample with N running
+overlapped a prefill").""",
         aliases=("stable", "stable-window", "windows", "rule"),
     ),
     Topic(
         "phase",
         "phases and their concurrency N",
         """\
-A run is cut into phases: bursts of load separated by idle time. A decode sample with nothing
-running, nothing waiting and no throughput is idle, and so is a silence between activity lines
-longer than the idle gap (--idle-gap; default: vLLM 2.5 stats intervals, SGLang 5, the median
-interval between samples, at least 20 s; vLLM stops printing stats when idle, SGLang prints nothing
-without work). SGLang Prefill lines count as activity. Lines before the server said it was ready
-(SGLang's warm-up request) are left out.
+A run is cut into phases: bursts of load separated by idle time, each burst cut again where its
+workload changes. Idle time is
+
+  * a decode sample printing nothing running and nothing waiting, whatever its averaged
+    throughput still shows (vLLM's averages trail off over the first idle interval);
+  * a silence between activity lines longer than the idle gap (--idle-gap; default:
+    vLLM 2.5 stats intervals, SGLang 5, the median interval between samples, at least 20 s;
+    vLLM stops printing stats when idle, SGLang prints nothing without work);
+  * at least 3 s with no request in flight by the request lines (vLLM's Added / Received and
+    Finished request lines, when the server logs requests).
+
+Inside a burst a new phase begins where the running-request plateau changes (a c = 1, 2, 4
+sweep is three phases): a plateau is a run of at least 3 samples printing one running count (a
+single sample of another count between two runs of it does not break it; SGLang's Prefill lines
+add their running count plus the requests they admit, and a plateau needs a Decode line);
+the samples between two plateaus go with the later one. A burst is cut this way only when its
+plateaus hold at least half of its samples, so a request-rate run's rising and falling load
+stays one phase. A new phase also begins where the requests' input length changes more than
+2x (SGLang, whose Prefill lines give each request's input). SGLang Prefill lines count as
+activity. Lines before the server said it was ready (SGLang's warm-up request) are left out.
+`windows` lists under "phase boundaries" how each phase's beginning and end were found.
 
 N, the phase's concurrency, is the plateau of running requests: the largest running count held by
 at least 2 samples (else the largest count), or --concurrency when given. Phases are numbered
@@ -151,10 +171,10 @@ carries {"confidence", "how", "bound"} under "evidence".""",
         "trusted",
         "trusted windows",
         """\
-In --json each window has "trusted": true when it has at least --min-samples samples (default 3)
-and covers at least --min-duration seconds (default 20), else false with a "note" saying
-"too short to trust: K sample(s) over S s". The text tables show every window and print that note
-below them. See `explain window`.""",
+In --json each window has "trusted": true when it has at least --min-samples samples (default 5),
+covers at least --min-duration seconds (default 20) and its cv is at most 0.2; else false, with a
+"note" such as "not trusted: 3 sample(s), need 5, cv 1.24 above 0.2". The text tables show every
+window and print that note below them. See `explain window`.""",
         aliases=("note", "untrusted"),
     ),
     Topic(

@@ -50,9 +50,23 @@ def startup_evidence(startup: Mapping[str, Any], *, pool: Figure | None) -> dict
             if startup.get("ready_s_approx")
             else Figure(startup["ready_s"], EXACT, "from the first line's timestamp to the ready line's")
         )
+    if startup.get("weight_load_s") is not None:
+        out["weight_load_s"] = (
+            Figure(
+                startup["weight_load_s"],
+                ESTIMATED,
+                "read off the shard progress bar's elapsed time (the engine printed no load time)",
+                TIMESTAMP_S,
+            )
+            if startup.get("weight_load_from_bar")
+            else Figure(startup["weight_load_s"], EXACT, "printed by the engine (rank 0)")
+        )
     for key, how in (
         ("cuda_graph_s", "printed (rank 0; target and draft captures added)"),
-        ("weight_load_s", "printed"),
+        (
+            "weight_download_s",
+            "printed (`Time spent downloading weights`: rank 0's, else the first worker's)",
+        ),
         ("compile_s", "printed"),
     ):
         if startup.get(key) is not None:

@@ -116,7 +116,7 @@ def analyze_runs(
     patterns: Sequence[str | Path] = (),
     concurrency: int | None = None,
     idle_gap_s: float | None = None,
-    min_samples: int = 3,
+    min_samples: int = 5,
     min_duration_s: float = 20.0,
     spec_tokens: int | None = None,
     raise_internal: bool = False,
@@ -335,7 +335,7 @@ def render_fleet(rows: pl.DataFrame, *, width: int = 100) -> str:
         elif r["best_phase"] is None:
             notes.append(f"{run}: no stable decode window in any phase")
         elif not r["trusted"]:
-            notes.append(f"{run}: its best stable window (phase {r['best_phase']}) is too short to trust")
+            notes.append(f"{run}: its best stable window (phase {r['best_phase']}) is not trusted")
         if (r["segments"] or 1) > 1:
             notes.append(
                 f"{run}: {r['segments']} engine starts (restarts), each analysed on its own; see its summary"

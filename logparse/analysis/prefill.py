@@ -48,7 +48,9 @@ class _OpenRequest:
     context: int | None  # its tokens in cache before the next line; None when unknown
 
 
-def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None) -> pl.DataFrame:
+def prefill_chunks(
+    prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None, chunk_budget: int | None = None
+) -> pl.DataFrame:
     """Trace SGLang prefill lines (`samples.prefill_lines`) back to requests.
 
     Parameters
@@ -62,6 +64,11 @@ def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None
         ran in between, so every prompt of the earlier batch was done, and the later line's
         throughput does not measure the earlier batch. Rows with a ``retracted`` count are
         retraction lines: those requests left the running batch between the two lines.
+    chunk_budget
+        The server's `chunked_prefill_size` (its capacity line): a line that prefilled fewer new
+        tokens than that cut no request short, so every prompt of its batch was done (its
+        requests may have finished decoding before the next line, leaving no trace in the
+        running count).
 
     Returns
     -------
@@ -123,7 +130,9 @@ def prefill_chunks(prefills: pl.DataFrame, *, breaks: pl.DataFrame | None = None
             cached = int(row["cached_token"] or 0)
             nxt = rows[i + 1] if i + 1 < len(rows) else None
             direct = nxt is not None and not _decode_between(decodes, row["line_no"], nxt["line_no"])
-            if (
+            if chunk_budget and new < chunk_budget:
+                completes = m  # a line below the chunk budget cut no prompt short
+            elif (
                 direct
                 and nxt is not None
                 and row["running_req"] is not None

@@ -82,6 +82,7 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
                     "ms_per_token",
                     "context_tokens_per_request",
                     "trusted",
+                    "runs",
                 )
             }
             note = w["note"]
@@ -103,6 +104,8 @@ def summary_dict(analysis: Analysis) -> dict[str, Any]:
                 "last_line": ph["last_line"],
                 "concurrency": ph["concurrency"],
                 "concurrency_source": ph["concurrency_source"],
+                "start_boundary": ph.get("start_boundary"),
+                "end_boundary": ph.get("end_boundary"),
                 "input_tokens": ph["input_tokens"],
                 "input_tokens_estimated": ph["input_tokens_estimated"],
                 "input_confidence": ph.get("input_confidence"),
@@ -219,7 +222,7 @@ def render_windows(summary: dict[str, Any]) -> str:
     """The phase and stable-window table, one row per phase (with its engine start when the log
     holds several), then the reason for every gap and how each figure that is not exact was
     obtained (`~` estimated, `?` guessed)."""
-    rows, notes = [], []
+    rows, notes, bounds = [], [], []
     several = len(summary.get("segments") or []) > 1
     guessed = date_mark(summary.get("times"), year_shown=False)
     for ph in summary["phases"]:
@@ -251,6 +254,11 @@ def render_windows(summary: dict[str, Any]) -> str:
         if ph["stable_note"]:
             label = "no stable window" if s is None else "stable window"
             notes.append(f"phase {ph['phase']}: {label}: {ph['stable_note']}")
+        if ph.get("start_boundary") or ph.get("end_boundary"):
+            bounds.append(
+                f"phase {ph['phase']} (lines {ph['first_line']}-{ph['last_line']}): begins {ph.get('start_boundary')};"
+                f" ends {ph.get('end_boundary')}"
+            )
     if not rows:
         return f"no phases: {summary.get('no_phases_reason') or 'no decode activity'}"
     headers = [
@@ -275,7 +283,8 @@ def render_windows(summary: dict[str, Any]) -> str:
             f"{(summary.get('times') or {}).get('inferred_from')} (a copied or touched file moves it)"
         )
     notes += evidence_notes(summary)
-    return table + ("\n\n" + "\n".join(notes) if notes else "")
+    text = table + ("\n\n" + "\n".join(notes) if notes else "")
+    return text + ("\n\nphase boundaries:\n" + "\n".join(f"  {b}" for b in bounds) if bounds else "")
 
 
 # Findings that qualify the phase table itself, printed beside it by `windows`.
@@ -365,9 +374,20 @@ def render_startup(s: dict[str, Any], *, never_ready: bool = False) -> str:
             "weights",
             fmt(s.get("weights_gib"), 2, unit="GiB"),
             "loaded in",
-            fmt(s.get("weight_load_s"), 1, unit="s"),
+            shown("weight_load_s", unit="s"),
         ],
         ["KV pool", kv_pool_text(s), "size", fmt(s.get("kv_gib"), 2, unit="GiB")],
+        *[
+            [
+                f"  {pool['pool']} pool",
+                fmt(pool.get("tokens"), unit="states" if pool["pool"] == "mamba" else "tokens"),
+                "size",
+                fmt(pool.get("gib"), 2, unit="GiB")
+                + ("" if pool.get("peak_usage") is None else f", peak usage {pool['peak_usage']:.2f}")
+                + (" (binding)" if pool["pool"] == s.get("kv_binding_pool") else ""),
+            ]
+            for pool in s.get("kv_pools") or []
+        ],
         ["max concurrency", fmt(s.get("max_concurrency"), 2), "context", fmt(s.get("context_len"))],
         [
             "CUDA graphs",

@@ -24,6 +24,10 @@ Row checks (n = output tokens per request):
 - `itl_vs_tpot`: pooled chunk-gap ITL >= 0.8 x TPOT. A mean chunk gap below the per-token
   decode time means more streamed chunks than tokens (empty, role or reasoning deltas counted).
 
+- `failed_requests`: every request completed; a warning when some failed (the figures are of the
+  completed ones), an error when none did (a run of failures measures nothing: its figures are
+  left out, never shown as 0).
+
 Configuration checks:
 
 - `tps_slo_optimistic_tail`: the TPS SLO could only be judged at P90, the optimistic tail;
@@ -64,6 +68,7 @@ CHECK_CODES: dict[str, str] = {
     "percentile_fallback": "P90 SLOs judged at the file's P90 (else a stricter percentile, else not)",
     "duplicate_level": "one run per configuration and concurrency",
     "rps_definition": "Cordatus RPS = 1 / mean latency, not system throughput",
+    "failed_requests": "every request of the run completed",
 }
 
 _CHECK_SCHEMA = {
@@ -258,7 +263,32 @@ def itl_vs_tpot(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
     )
 
 
+def failed_requests(rec: dict[str, Any], *, rel_tol: float) -> Check | None:
+    """A run whose requests failed: an error when none completed (its figures measure nothing),
+    a warning when some did (its figures are of the completed ones only)."""
+    failed, done = rec.get("failed"), rec.get("num_requests")
+    if done == 0:
+        sent = f"all {failed} requests" if failed else "every request"
+        return _check(
+            rec,
+            "failed_requests",
+            "error",
+            f"{sent} failed: no latency or throughput of this run is a measurement",
+        )
+    if failed is None or done is None:
+        return None
+    if failed == 0:
+        return _check(rec, "failed_requests", "ok", f"{done} requests completed, none failed")
+    return _check(
+        rec,
+        "failed_requests",
+        "warning",
+        f"{failed} of {failed + done} requests failed: the figures are of the {done} that completed",
+    )
+
+
 ROW_CHECKS: tuple[Callable[..., Check | None], ...] = (
+    failed_requests,
     latency_decomposition,
     tps_vs_latency,
     throughput_bound,
@@ -384,6 +414,8 @@ def run_checks(
     results: list[Check] = []
     for rec in rows.iter_rows(named=True):
         for check in ROW_CHECKS:
+            if rec.get("num_requests") == 0 and check is not failed_requests:
+                continue  # nothing measured: no figure to check
             result = check(rec, rel_tol=rel_tol)
             if result is not None:
                 results.append(result)

@@ -85,6 +85,17 @@ def disambiguate_configs(rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _measured_columns() -> tuple[str, ...]:
+    from logparse.bench.schema import LATENCY_STATS, TPS_STATS
+
+    latency = [f"{m}_{s}" for m in ("ttft_ms", "tpot_ms", "itl_ms", "latency_s") for s in LATENCY_STATS]
+    tps = [f"tps_per_user_{s}" for s in TPS_STATS]
+    return (*latency, *tps, "output_throughput_tps", "request_throughput_rps", "output_len")
+
+
+MEASURED_COLUMNS = _measured_columns()
+
+
 def complete_record(record: dict[str, Any]) -> dict[str, Any]:
     """Return a copy of a reader record with derivable columns filled and listed in `derived`."""
     out = dict(record)
@@ -95,6 +106,10 @@ def complete_record(record: dict[str, Any]) -> dict[str, Any]:
             out[column] = value
             derived.append(column)
 
+    if out.get("num_requests") == 0:
+        # No request completed: the tool's 0.0 ms / 0.0 tok/s are not measurements of anything.
+        for column in MEASURED_COLUMNS:
+            out[column] = None
     if out.get("output_len") is None and out.get("total_output_tokens") and out.get("num_requests"):
         fill("output_len", out["total_output_tokens"] / out["num_requests"])
     n = tokens_per_request(out)

@@ -11,8 +11,9 @@ Two independent references:
   more than `rel_tol` above it, the client is counting tokens the engine never generated.
 
 The second reference holds only when the log is of the client's run: an engine, an input length
-(more than 2x apart) or a concurrency that differ make the pair a mismatch, a problem of its own,
-and the engine's figures are then not compared at all.
+(more than 2x apart), a concurrency or a time span (the client's end stamp less its duration
+against the phase's span) that differ make the pair a mismatch, a problem of its own, and the
+engine's figures are then not compared at all.
 
 Latency metrics (TTFT, TPOT) do not depend on the token count, so the client stays the source
 for those whichever throughput is trusted.
@@ -56,6 +57,9 @@ def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[st
                 f"input length {tokens_label(round(client_input))} tokens per prompt in the client,"
                 f" {shown} in the log's phase ({apart:.1f}x apart)"
             )
+    apart_in_time = _time_mismatch(rec, server_phase)
+    if apart_in_time:
+        out.append(apart_in_time)
     client_c = rec.get("concurrency")
     log_n = server_phase.get("concurrency", server_phase.get("n_running"))
     if client_c is not None and log_n is not None and client_c != log_n:
@@ -70,6 +74,28 @@ def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[st
                 f" {tokens_label(round(log_out), estimated=True)} in the log's phase ({apart:.1f}x apart)"
             )
     return out
+
+
+def _time_mismatch(rec: dict[str, Any], server_phase: dict[str, Any]) -> str | None:
+    """The client's run and the log's phase at times that do not overlap, when both say when."""
+    import datetime as dt
+
+    ended, duration = rec.get("ended_at"), rec.get("duration_s")
+    start, end = server_phase.get("start"), server_phase.get("end")
+    if not (ended and duration and start and end):
+        return None
+    try:
+        client_end = dt.datetime.fromisoformat(str(ended))
+    except ValueError:
+        return None
+    client_start = client_end - dt.timedelta(seconds=float(duration))
+    start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+    if client_start <= end and start <= client_end:
+        return None
+    return (
+        f"time: the client ran {client_start:%Y-%m-%d %H:%M:%S}-{client_end:%H:%M:%S} (its own local time),"
+        f" the log's phase {start:%Y-%m-%d %H:%M:%S}-{end:%H:%M:%S}"
+    )
 
 
 def _bound_check(rec: dict[str, Any]) -> tuple[float | None, str | None, str | None]:
@@ -126,8 +152,9 @@ def _row_verdict(
     generated = server_phase.get("gen_tokens")
     if server_phase.get("stable_trusted") is False and server_phase.get("stable_gen_tps"):
         notes.append(
-            f"the engine's stable window ({server_phase.get('stable_samples')} sample(s)) is too short to "
-            f"trust: its {tok_s(server_phase['stable_gen_tps'])} is not compared"
+            f"the engine's stable window ({server_phase.get('stable_samples')} sample(s)) is not trusted"
+            f" (too short to trust, or its throughput swings): its {tok_s(server_phase['stable_gen_tps'])}"
+            " is not compared"
         )
     if mismatches:
         if server_stable_gen_tps:
@@ -159,6 +186,7 @@ def _row_verdict(
         "engine": rec.get("engine"),
         "workload": rec.get("workload"),
         "concurrency": rec["concurrency"],
+        "request_rate": rec.get("request_rate"),
         "client_output_tps": client,
         "physical_bound_tps": bound,
         "bound_ratio": None if bound is None else client / bound,

@@ -305,9 +305,71 @@ def _check_wraps(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[
     return {2: wrap, 4: max(_MIN_MESSAGE, TEXT_WIDTH - used)}
 
 
+def render_runs(analysis: BenchAnalysis) -> str:
+    """Every run read, with the numbers its file gave: the level (concurrency, else request
+    rate), requests completed and failed, tokens per request, duration, throughput, latencies.
+    A figure the file does not give (or that a run of failures cannot have) is `-`."""
+    rows = []
+    for r in analysis.rows.iter_rows(named=True):
+        rate = r.get("request_rate")
+        level = (
+            f"c={r['concurrency']}"
+            if r.get("concurrency") is not None
+            else (
+                "rate inf"
+                if rate is not None and rate == float("inf")
+                else f"{rate:g} req/s"
+                if rate
+                else "-"
+            )
+        )
+        rows.append(
+            [
+                r["config"],
+                r.get("engine") or "unknown",
+                level,
+                r.get("num_requests"),
+                r.get("failed"),
+                r.get("workload"),
+                _rounded(r.get("duration_s"), 1),
+                _rounded(r.get("output_throughput_tps"), 1),
+                _rounded(r.get("ttft_ms_mean"), 1),
+                _rounded(r.get("ttft_ms_median"), 1),
+                _rounded(r.get("ttft_ms_p99"), 1),
+                _rounded(r.get("tpot_ms_mean"), 2),
+                _rounded(r.get("itl_ms_mean"), 2),
+            ]
+        )
+    if not rows:
+        return ""
+    headers = [
+        "config",
+        "engine",
+        "level",
+        "ok",
+        "failed",
+        "workload",
+        "secs",
+        "out tok/s",
+        "TTFT ms",
+        "TTFT p50",
+        "TTFT p99",
+        "TPOT ms",
+        "ITL ms",
+    ]
+    return "Runs read (mean unless marked; - where the file gives none)\n" + format_table(
+        headers, rows, wrap={0: _CONFIG_WRAP}
+    )
+
+
+def _rounded(value: Any, digits: int) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
 def render_text(analysis: BenchAnalysis) -> str:
     """All tables of `logparse bench` as plain text."""
     sections = [
+        render_runs(analysis),
         render_slo(analysis),
         render_basis(analysis),
         render_capacity(analysis),
@@ -336,8 +398,16 @@ def _server_line(result: dict[str, Any]) -> str:
     shown = f"{tok_s(stable)} over {phase.get('stable_samples')} samples" if stable else "no stable window"
     inputs = phase.get("input_tokens")
     shown_input = tokens_label(inputs, estimated=bool(phase.get("input_tokens_estimated"))) if inputs else "?"
+    matched = phase.get("matched_by")
+    how = (
+        f" (matched by {', '.join(matched)})"
+        if matched
+        else " (nothing the client states matches a phase: the longest stable window)"
+        if matched is not None
+        else ""
+    )
     return (
-        f"{source} ({result.get('engine')}): phase {phase.get('phase')}, {n_text(phase.get('concurrency'))},"
+        f"{source} ({result.get('engine')}): phase {phase.get('phase')}{how}, {n_text(phase.get('concurrency'))},"
         f" {shown_input} input tokens per request{_output(phase)}, stable decode {shown}"
     )
 
@@ -354,15 +424,26 @@ def _client_line(run: dict[str, Any]) -> str:
     return (
         f"{for_terminal(str(run['config']))}"
         + (f" ({for_terminal(facts)})" if facts else "")
-        + f" c={run['concurrency']}: {tok_s(run['client_output_tps'])} output"
+        + f" {_level(run)}: {tok_s(run['client_output_tps'])} output"
         + (f"; physical bound {tok_s(bound)} ({run['bound_ratio']:.1f}x)" if bound else "")
     )
 
 
+def _level(run: dict[str, Any]) -> str:
+    """A run's load level: its concurrency, else its request rate."""
+    if run.get("concurrency") is not None:
+        return f"c={run['concurrency']}"
+    rate = run.get("request_rate")
+    return f"at {rate:g} req/s" if rate else "at an unlimited or unstated rate"
+
+
 def render_reconcile(result: dict[str, Any]) -> str:
     """The reconcile verdict as readable text, wrapped to `TEXT_WIDTH` columns."""
-    lines = _labelled("server log", _server_line(result))
+    by_run = any("server_phase" in run for run in result.get("runs", []))
+    lines = [] if by_run else _labelled("server log", _server_line(result))
     for run in result.get("runs", []):
+        if by_run:
+            lines += _labelled("server log", _server_line({**result, "server_phase": run["server_phase"]}))
         lines += _labelled("client", _client_line(run))
         for problem in run["problems"]:
             lines += _labelled("  problem", problem)

@@ -42,6 +42,12 @@ _IDENTITY: list[tuple[str, pl.DataType, str]] = [
     ("output_len_requested", pl.Int64(), "configured output tokens per request (max_tokens), if known"),
     ("total_output_tokens", pl.Int64(), "generated tokens summed over completed requests"),
     ("duration_s", pl.Float64(), "benchmark wall time, first send to last completion, in s"),
+    (
+        "ended_at",
+        pl.String(),
+        "when the run ended, ISO 8601 without zone: the tool's stamp (vLLM `date`, the client's local"
+        " time, to the second)",
+    ),
 ]
 
 _FAMILIES: list[tuple[str, tuple[str, ...], str]] = [

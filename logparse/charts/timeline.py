@@ -78,10 +78,18 @@ def decode_timeline_chart(
                 ],
             )
         )
+        # a sweep's windows sit side by side: short labels ("N=4*": * untrusted) on three rows
+        import polars as pl
+
+        wdata = wdata.with_row_index("_row").with_columns(3 + 12 * (pl.col("_row") % 3))
+        if wdata.height > 3:
+            wdata = wdata.with_columns(
+                pl.col("label").str.replace("^stable ", "").str.replace(r" \(untrusted\)$", "*")
+            )
         label = (
             alt.Chart(wdata)
-            .mark_text(align="left", baseline="top", dx=3, dy=3, color="#2e6b2a", fontSize=10)
-            .encode(x="start:T", y=alt.value(0), text="label:N")
+            .mark_text(align="left", baseline="top", dx=3, color="#2e6b2a", fontSize=10)
+            .encode(x="start:T", y=alt.Y("_row:Q", scale=None), text="label:N")
         )
         layers += [shade, label]
     sample_data = chart_data(samples, [*SAMPLE_COLUMNS, "segment"])

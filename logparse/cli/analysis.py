@@ -27,14 +27,14 @@ def analysis_options(func: F) -> F:
         type=click.FloatRange(min=0),
         default=20.0,
         show_default=True,
-        help="A stable window shorter than this (s) is reported as too short to trust.",
+        help="A stable window shorter than this (s) is reported as not trusted.",
     )(func)
     func = click.option(
         "--min-samples",
         type=click.IntRange(min=1),
-        default=3,
+        default=5,
         show_default=True,
-        help="A stable window with fewer samples is reported as too short to trust.",
+        help="A stable window with fewer samples is reported as not trusted.",
     )(func)
     func = click.option(
         "--idle-gap",

@@ -16,6 +16,13 @@ from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_
 
 @click.command("bench", short_help="Analyse client benchmark result files.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True, path_type=Path))
+@click.option(
+    "--engine",
+    "server_engine",
+    metavar="NAME",
+    help="The serving engine the results were measured against, for files that do not say it"
+    " (a client backend such as vllm or openai names the protocol, not the server).",
+)
 @slo_options
 @click.option("--json", "as_json", is_flag=True, help="Print everything as one JSON document.")
 @click.option(
@@ -26,6 +33,7 @@ from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_
 )
 def bench_command(
     files: tuple[Path, ...],
+    server_engine: str | None,
     slo_ttft_ms: float,
     slo_tps: float,
     think_s: float,
@@ -34,14 +42,16 @@ def bench_command(
 ) -> None:
     """Read benchmark results (vLLM / SGLang / Cordatus / AIPerf, detected by content) and print
     the SLO matrix, C_max and user capacity, aggregate output, spec speedup and consistency checks.
-    A FILE of `-` is read from standard input (once).
+    A FILE of `-` is read from standard input (once). A run's engine is what its file says the
+    server was, else --engine, else unknown; runs of unknown engine are never merged across files.
 
     At the P90 basis TTFT is judged at its P90 and per-user TPS at its P10: the file's own, else
     computed from its per-request arrays (vLLM --save-detailed, SGLang --output-details), else
     at a stricter percentile the file prints (P99), never at the mean; the marks under the
     matrix say which, and --json gives the statistic and source of every judgement.
     """
-    analysis = analyze_bench(load_bench(files), slo_ttft_ms=slo_ttft_ms, slo_tps=slo_tps, think_s=think_s)
+    rows = load_bench(files, engine=server_engine)
+    analysis = analyze_bench(rows, slo_ttft_ms=slo_ttft_ms, slo_tps=slo_tps, think_s=think_s)
     if out is not None:
         written = write_tables(analysis, out)
         click.echo(f"wrote {len(written)} files to {out}", err=True)

@@ -102,7 +102,12 @@ def _phase_base(
     }
 
 
-def _window(stable: list[dict[str, Any]], concurrency: int) -> dict[str, Any] | None:
+def _window(
+    stable: list[dict[str, Any]], concurrency: int, rows: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any] | None:
+    """The qualifying samples of a phase (`lines`, their statistics) and, under ``run``, the
+    longest unbroken run of them among the phase's `rows` (the window `analysis.windows`
+    reports; of equally long runs the steadiest, then the first)."""
     if not stable:
         return None
     window = {
@@ -116,7 +121,38 @@ def _window(stable: list[dict[str, Any]], concurrency: int) -> dict[str, Any] | 
     window.update(summary(window["gen_tps"], concurrency))
     window["context_tokens_per_request"] = statistics.fmean(s["ctx_true"] for s in stable)
     window["context_tokens_per_request_printed"] = statistics.fmean(s["ctx_printed"] for s in stable)
+    window["run"] = _longest_run(stable, concurrency, rows or stable)
     return window
+
+
+def _longest_run(
+    stable: list[dict[str, Any]], concurrency: int, rows: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    wanted = {id(r) for r in stable}
+    runs: list[list[dict[str, Any]]] = []
+    for i, row in enumerate(rows):
+        if id(row) not in wanted:
+            continue
+        if runs and i > 0 and id(rows[i - 1]) in wanted:
+            runs[-1].append(row)
+        else:
+            runs.append([row])
+
+    def cv(run: list[dict[str, Any]]) -> float:
+        values = [r["gen_tps"] for r in run]
+        mean = statistics.fmean(values)
+        return statistics.pstdev(values) / mean if mean else float("inf")
+
+    best = min(runs, key=lambda run: (-len(run), cv(run)))
+    gen = [r["gen_tps"] for r in best]
+    context = {"context_tokens_per_request_printed": statistics.fmean(r["ctx_printed"] for r in best)}
+    return {
+        "samples": len(best),
+        "lines": [r["line"] for r in best],
+        "runs": len(runs),
+        **summary(gen, concurrency),
+        **context,
+    }
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -147,13 +183,14 @@ def vllm_truth(params: RunParams, era: VllmEra, build: VllmBuild, start: datetim
         stable = [r for r in rows if r["running"] == n and r["waiting"] == 0 and r["prompt_tps"] == 0.0]
         truth = _phase_base(params, phase, start, build.records)
         truth["sample_lines"] = [min(r["line"] for r in rows), max(r["line"] for r in rows)] if rows else None
-        truth["stable"] = _window(stable, n)
+        truth["stable"] = _window(stable, n, rows)
         if params.dp > 1:
             truth["dp_split"] = split
             if truth["stable"] is not None and not aggregated:
                 truth["stable"]["engine_lines"] = [r["engine_lines"] for r in stable]
         requests = [_request_truth(r, start, {}, {}) for r in phase.requests]
-        prompt = [r["prompt_tps"] for r in rows if r["prompt_tps"] > 0]
+        # a line printing nothing running or waiting is idle (its trailing averages too): no phase's
+        prompt = [r["prompt_tps"] for r in rows if r["prompt_tps"] > 0 and (r["running"] or r["waiting"])]
         truth["prefill"] = {
             "input_tps_mean": _mean(prompt),
             "input_tps_samples": prompt,
@@ -352,7 +389,7 @@ def sglang_truth(params: RunParams, era: SglangEra, build: SglangBuild, start: d
         prefills = [(step, rec, v) for step, rec, v in build.prefills if step.phase == phase.index]
         sample_lines = [rec.line for _s, rec, _v in prefills] + [r["line"] for r in rows]
         truth["sample_lines"] = [min(sample_lines), max(sample_lines)] if sample_lines else None
-        truth["stable"] = _window(stable, n)
+        truth["stable"] = _window(stable, n, rows)
         if params.dp > 1:
             truth["dp_split"] = split
             truth["dp_aligned"] = _dp_aligned(decodes, split)

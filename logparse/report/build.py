@@ -350,7 +350,8 @@ def _log_charts(run: R.LogRun, items: list[ChartItem], notes: list[Note]) -> Non
                 windows=windows,
                 events=R.thin(events, max_points=R.MAX_POINTS),  # the caption counts them all
                 heading=f"Decode timeline: {run.name}",
-                subtitle="stable windows shaded; OOM, preemption and JIT events as rules; " + R.gap_note(run),
+                subtitle="stable windows shaded (N=k* when untrusted); OOM, preemption and JIT events as rules; "
+                + R.gap_note(run),
             ),
             {"samples": samples, "windows": windows, "events": events},
         )

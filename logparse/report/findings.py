@@ -102,7 +102,11 @@ def timeline_caption(run: LogRun, events: pl.DataFrame) -> str:
     assert a is not None
     parts = []
     for row in a.windows.iter_rows(named=True):
-        short = "" if row["trusted"] else " (too short to trust)"
+        short = (
+            ""
+            if row["trusted"]
+            else f" (not trusted: {str(row['note'] or '').removeprefix('not trusted: ')})"
+        )
         parts.append(
             f"phase {row['phase']}: stable window of {n_text(row['concurrency'])} for "
             f"{_f(row['duration_s'], 0)} s at {_f(row['gen_tps_mean'])} tok/s "

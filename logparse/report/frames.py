@@ -250,7 +250,7 @@ def timeline_frames(run: LogRun) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFra
         pl.format(
             "stable N={}{}",
             "concurrency",
-            pl.when(pl.col("trusted")).then(pl.lit("")).otherwise(pl.lit(" (short)")),
+            pl.when(pl.col("trusted")).then(pl.lit("")).otherwise(pl.lit(" (untrusted)")),
         ).alias("label"),
         "gen_tps_mean",
         "trusted",

@@ -71,7 +71,7 @@ def test_windows_says_why_there_is_no_window(tmp_path: Path) -> None:
     code, out = run("windows", str(log), "--concurrency", "5")
     assert code == 0 and "no stable window: running never reached N=5" in out
     code, out = run("windows", str(log), "--min-samples", "10")
-    assert code == 0 and "too short to trust: 4 sample(s)" in out
+    assert code == 0 and "not trusted: 4 sample(s), need 10" in out
 
 
 def test_compare_writes_parquet(tmp_path: Path) -> None:

@@ -26,8 +26,11 @@ def test_fixture_windows_and_inputs_match_the_truth(log: Path) -> None:
         expected = tp["stable"]
         assert lines.to_list() == ([] if expected is None else expected["lines"])
         if expected is not None:
+            # the window is the longest unbroken run of the qualifying samples
             w = a.windows.filter(pl.col("phase") == i).row(0, named=True)
-            assert w["gen_tps_mean"] == pytest.approx(expected["gen_tps_mean"], rel=1e-9)
+            run = expected["run"]
+            assert (w["first_line"], w["last_line"], w["samples"]) == (run["lines"][0], run["lines"][-1], run["samples"])
+            assert w["gen_tps_mean"] == pytest.approx(run["gen_tps_mean"], rel=1e-9)
             assert ph["concurrency"] == tp["concurrency"]
         if truth["engine"] == "sglang":
             assert ph["input_tokens"] == tp["input_tokens"] and ph["input_tokens_estimated"] is False

@@ -20,10 +20,11 @@ KIMI_64K = FIXTURES / "vllm" / "gpustack-64k.log"   # Kimi-K3, TP8, N=10, spec o
 
 @pytest.fixture(scope="module")
 def llama_200k(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Llama-3.1-8B (the emulator's default model) at 200K, N=8, no spec decoding."""
+    """Llama-3.1-8B (the emulator's default model) at 200K, N=8, no spec decoding; 2,000 output
+    tokens, so that its stable window is long enough to trust (5 samples)."""
     params = RunParams(engine="vllm", era="0.26", seed=3,
                        startup=StartupParams(max_model_len=262_144, kv_pool_tokens=1_700_000),
-                       phases=(PhaseParams(concurrency=8, input_len=200_000, output_len=1000, decode_tps=20.0),))
+                       phases=(PhaseParams(concurrency=8, input_len=200_000, output_len=2000, decode_tps=20.0),))
     path = tmp_path_factory.mktemp("llama") / "llama-200k.log"
     emulate(params).write(path)
     return path

@@ -1,6 +1,7 @@
 """`logparse reconcile`: a client result against an emulated server log."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -23,8 +24,10 @@ def _client_file(tmp_path: Path, truth: dict, *, claim_factor: float) -> tuple[P
     phase = truth["phases"][0]
     n, out_len, duration = phase["concurrency"], phase["output_tokens"], phase["duration_s"]
     bound = n * out_len / duration
+    # the client saved its file when the emulated run ended (its `date` is the run's end)
+    ended = dt.datetime.fromisoformat(phase["end"]).strftime("%Y%m%d-%H%M%S")
     payload = {  # `vllm bench serve --save-result` keys (peer-tools.md §1.1)
-        "date": "20260705-143310", "backend": "openai-chat", "model_id": "m", "num_prompts": n,
+        "date": ended, "backend": "openai-chat", "model_id": "m", "num_prompts": n,
         "max_concurrency": n, "random_output_len": out_len, "duration": duration, "completed": n,
         "total_output_tokens": n * out_len, "output_throughput": round(bound * claim_factor, 2),
         "mean_ttft_ms": 900.0, "mean_tpot_ms": 20.0, "mean_itl_ms": 20.0, "mean_e2el_ms": 15_000.0,
@@ -80,7 +83,8 @@ def test_another_concurrency_and_workload_is_not_trust_client() -> None:
     assert verdict["trust"] == "undetermined"
     assert verdict["server_phase"]["engine"] == "vllm"
     (run,) = verdict["runs"]
-    assert [m.split()[0] for m in run["mismatches"]] == ["input", "concurrency", "output"]
+    # the client's `date` (its run's end) also falls outside the log's phase: a third mismatch
+    assert [m.split()[0] for m in run["mismatches"]] == ["input", "time:", "concurrency"]
 
 
 def test_reconcile_reads_the_client_result_from_stdin(server_run: tuple[Path, dict], tmp_path: Path) -> None:

@@ -69,8 +69,9 @@ def detect_format(path: Path, text: str) -> Format:
     return best[1]
 
 
-def read_bench_file(path: str | Path) -> list[dict[str, Any]]:
-    """Read one result file (`-`: standard input) into completed schema records (one per run)."""
+def read_bench_file(path: str | Path, *, engine: str | None = None) -> list[dict[str, Any]]:
+    """Read one result file (`-`: standard input) into completed schema records (one per run);
+    `engine` (the user's word) names the server of runs whose file does not."""
     text = read_text(Path(path))
     file = STDIN_NAME if str(path) == STDIN else Path(path)
     fmt = detect_format(file, text)
@@ -78,11 +79,18 @@ def read_bench_file(path: str | Path) -> list[dict[str, Any]]:
     if not records:
         msg = f"{file}: holds no benchmark runs; expected {fmt.description}"
         raise InputError(msg)
+    if engine:
+        records = [{**r, "engine": r.get("engine") or engine.strip().lower()} for r in records]
     return [complete_record(record) for record in records]
 
 
-def load_bench(paths: Iterable[str | Path]) -> pl.DataFrame:
+def load_bench(paths: Iterable[str | Path], *, engine: str | None = None) -> pl.DataFrame:
     """Read result files of any supported tool into the tidy table (see `logparse.bench.schema`).
+
+    A run's engine is what its file says the server was (vLLM `--metadata engine=...`, SGLang's
+    `server_info`, a backend only one server speaks), else `engine`, else unknown (null): a
+    client backend such as `vllm` or `openai` is the protocol the client spoke, which every
+    engine serves. Runs of unknown engine are named by their file, never merged across files.
 
     Examples
     --------
@@ -95,5 +103,5 @@ def load_bench(paths: Iterable[str | Path]) -> pl.DataFrame:
         raise InputError(msg)
     records: list[dict[str, Any]] = []
     for path in paths:
-        records.extend(read_bench_file(path))
+        records.extend(read_bench_file(path, engine=engine))
     return disambiguate_configs(to_frame(records))

@@ -53,7 +53,24 @@ def read_text(path: Path) -> str:
     except OSError as exc:
         msg = f"{path}: cannot be read ({exc.strerror})"
         raise InputError(msg) from None
+    if raw[:2] == GZIP_MAGIC:
+        raw = _gunzip(path, raw)
     return _decode(path, raw)
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(path: Path, raw: bytes) -> bytes:
+    """A gzip file's content (a result file saved as `.gz`); InputError when it is damaged."""
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        msg = f"{path}: is a damaged gzip file ({exc}); expected a gzip-compressed benchmark result"
+        raise InputError(msg) from None
 
 
 def _decode(path: Path, raw: bytes) -> str:
@@ -248,6 +265,25 @@ def engine_name(value: Any) -> str | None:
         if name.startswith(known):
             return "trt-llm" if known == "tensorrt-llm" else known
     return None
+
+
+# A client backend names the server only when its protocol is one that server alone serves;
+# 'vllm', 'openai', 'openai-chat', 'lmdeploy', 'sglang-oai' (and vLLM's client's 'sglang') all
+# speak the OpenAI API, which every engine serves: they name the client's protocol, not the server.
+# vllm/benchmarks/backend_request_func.py (ASYNC_REQUEST_FUNCS) and sglang/bench_serving.py
+# (ASYNC_REQUEST_FUNCS), both at their 2024-2026 heads.
+SERVER_PROTOCOLS: dict[str, dict[str, str]] = {
+    "vllm": {"tgi": "tgi", "tensorrt-llm": "trt-llm", "deepspeed-mii": "deepspeed-mii"},
+    "sglang": {"sglang": "sglang", "sglang-native": "sglang", "trt": "trt-llm", "truss": "truss"},
+}
+
+
+def server_engine(backend: Any, *, tool: str) -> str | None:
+    """The server a client `backend` of `tool` (`vllm` or `sglang`, the benchmark script) implies,
+    or None when the backend is a protocol any engine serves (see `SERVER_PROTOCOLS`)."""
+    if not backend:
+        return None
+    return SERVER_PROTOCOLS.get(tool, {}).get(str(backend).strip().lower())
 
 
 def mode_name(value: Any) -> str | None:

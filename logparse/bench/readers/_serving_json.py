@@ -21,8 +21,12 @@ from logparse.bench.readers._common import (
     to_number,
 )
 from logparse.bench.readers._per_request import fill_from_arrays
+from logparse.errors import InputError
 
-REQUIRED_KEYS = ("duration", "completed", "mean_ttft_ms")
+REQUIRED_KEYS = ("duration", "completed")
+# a TTFT statistic every release writes: mean_ttft_ms, or median_ttft_ms alone in SGLang's
+# bench_serving before its keys followed vLLM's (2024: median TTFT / ITL / E2E only)
+TTFT_KEYS = ("mean_ttft_ms", "median_ttft_ms")
 
 
 @dataclass(frozen=True)
@@ -58,10 +62,11 @@ ObjectRecordBuilder = Callable[[int, ResultObject], dict[str, Any]]
 
 
 def serving_json_keys(sample: Sample) -> frozenset[str] | None:
-    """The top-level keys of the file's first result object if it holds the `mean_ttft_ms` key
-    both tools write, else None (the whole file is parsed, whatever order its keys come in)."""
+    """The top-level keys of the file's first result object if it holds a TTFT statistic both
+    tools write (`TTFT_KEYS`), else None (the whole file is parsed, whatever order its keys
+    come in)."""
     keys = sample.json_keys
-    return keys if keys is not None and "mean_ttft_ms" in keys else None
+    return keys if keys is not None and any(k in keys for k in TTFT_KEYS) else None
 
 
 def read_result_objects(
@@ -75,7 +80,11 @@ def read_result_objects(
     """
     records = []
     for index, (line_no, obj) in enumerate(load_json_records(path, text, expected=expected)):
-        require(obj, REQUIRED_KEYS, path=path, what=describe.format(line_no=line_no))
+        what = describe.format(line_no=line_no)
+        require(obj, REQUIRED_KEYS, path=path, what=what)
+        if not any(key in obj for key in TTFT_KEYS):
+            msg = f"{path}: {what} is missing required key(s) {' or '.join(TTFT_KEYS)}"
+            raise InputError(msg)
         result = ResultObject(path=path, line_no=line_no, values=obj)
         record = to_record(index, result)
         record.update(result.stats())

@@ -2,7 +2,7 @@
 
 Both files hold a request block (`Metric,avg,min,max,<percentiles>...`), a blank row, and a
 system block (`Metric,Value`). AIPerf lists percentiles p1 -> p99 (then std); genai-perf lists
-p99 -> p1. The two tools define ITL differently (peer-tools.md 1.4): AIPerf's is the per-request
+them from p99 down (to p25 in its early releases, to p1 later): the order tells them apart. The two tools define ITL differently (peer-tools.md 1.4): AIPerf's is the per-request
 `(latency - ttft) / (osl - 1)` (vLLM's TPOT, so it lands in `tpot_ms_*`); genai-perf's is the
 gap between responses divided by the tokens in the later response (`itl_ms_*`). Neither file
 records the concurrency; it is read from the path (`conc_8/`, `_c8_`, `concurrency8`).
@@ -48,6 +48,16 @@ def sniff(sample: Sample, path: Path) -> float:
     return 1.0 if "p90" in cells else 0.5
 
 
+def is_genai_perf(cells: list[str]) -> bool:
+    """Whether a request-block header (lowercased cells) is genai-perf's: it lists percentiles
+    from the highest down (`p99,p95,p90,p75,p50,p25`, and `,p10,p5,p1` from 0.0.12); AIPerf lists
+    them from the lowest up (`p1,p5,...,p99`) and ends with `std`."""
+    ranked = [int(c[1:]) for c in cells if len(c) > 1 and c[0] == "p" and c[1:].isdigit()]
+    if len(ranked) < 2:
+        return False
+    return ranked[0] > ranked[-1]
+
+
 def read(path: Path, text: str) -> list[dict[str, Any]]:
     """Read one AIPerf/genai-perf run (one CSV file) into a one-element list of schema records."""
     rows = [(no, row) for no, row in enumerate(csv.reader(io.StringIO(text)), start=1)]
@@ -56,7 +66,7 @@ def read(path: Path, text: str) -> list[dict[str, Any]]:
     if cells[:4] != ["metric", "avg", "min", "max"]:
         msg = f"{path}: line {header_no or 1} is not a 'Metric,avg,min,max,...' header; expected {EXPECTED}"
         raise InputError(msg)
-    genai = "p99" in cells and "p1" in cells and cells.index("p99") < cells.index("p1")
+    genai = is_genai_perf(cells)
     tool = "genai_perf_csv" if genai else "aiperf_csv"
     rec = empty_record()
     rec.update(

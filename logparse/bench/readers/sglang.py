@@ -6,12 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from logparse.bench.readers._common import Sample, engine_name, marker_score, per_request
+from logparse.bench.readers._common import Sample, marker_score, per_request, server_engine
 from logparse.bench.readers._serving_json import ResultObject, read_result_objects, serving_json_keys
 from logparse.bench.readers._summary import Block, has_result_header, read_result_blocks
 from logparse.bench.schema import empty_record
 
-JSONL_EXPECTED = "SGLang bench_serving JSONL (one object per run with duration, completed, mean_ttft_ms, ...)"
+JSONL_EXPECTED = (
+    "SGLang bench_serving JSONL (one object per run with duration, completed, and mean_ttft_ms or,"
+    " before 2024-09, median_ttft_ms, ...)"
+)
 SUMMARY_EXPECTED = "the 'Serving Benchmark Result' block printed by SGLang bench_serving"
 
 _JSON_MARKERS = (
@@ -78,10 +81,11 @@ def _json_record(index: int, run: ResultObject) -> dict[str, Any]:
 
 
 def _engine(backend: Any, server_info: dict[str, Any] | None) -> str | None:
-    # /server_info is an SGLang endpoint: its presence says which server answered.
+    # /server_info is an SGLang endpoint: its presence says which server answered; else only a
+    # backend whose protocol one server alone speaks (SGLang's native /generate) names it.
     if server_info:
         return "sglang"
-    return engine_name(backend)
+    return server_engine(backend, tool="sglang")
 
 
 def _mode(server_info: dict[str, Any] | None, accept_length: float | None) -> str | None:
@@ -116,7 +120,7 @@ def _summary_record(index: int, block: Block) -> dict[str, Any]:
         source_file=str(block.path),
         source_tool="sglang_bench_summary",
         record=index,
-        engine=engine_name(backend),
+        engine=server_engine(backend, tool="sglang"),
         mode="spec" if accept_length is not None else None,
         backend=backend,
         concurrency=block.count("Max request concurrency", "Max reqeuest concurrency"),

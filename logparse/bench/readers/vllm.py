@@ -3,6 +3,7 @@ printed 'Serving Benchmark Result' block."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from logparse.bench.readers._common import (
     marker_score,
     mode_name,
     per_request,
+    server_engine,
 )
 from logparse.bench.readers._serving_json import ResultObject, read_result_objects, serving_json_keys
 from logparse.bench.readers._summary import Block, has_result_header, read_result_blocks
@@ -65,7 +67,8 @@ def _json_record(index: int, run: ResultObject) -> dict[str, Any]:
         source_file=str(run.path),
         source_tool="vllm_bench_json",
         record=index,
-        engine=engine_name(run.get("engine")) or engine_name(run.get("backend")),
+        # the engine only from `--metadata engine=...` or a backend only one server speaks
+        engine=engine_name(run.get("engine")) or server_engine(run.get("backend"), tool="vllm"),
         mode=mode_name(run.get("mode") or run.get("speculative") or _spec_from_label(run.get("label"))),
         label=run.get("label") or None,
         model=run.get("model_id"),
@@ -73,16 +76,35 @@ def _json_record(index: int, run: ResultObject) -> dict[str, Any]:
         concurrency=_concurrency(run),
         request_rate=run.number("request_rate"),
         num_requests=completed,
-        failed=run.count("failed"),
+        failed=_failed(run, completed),
         input_len=per_request(run.number("total_input_tokens"), completed),
         output_len_requested=run.count("output_len") or run.count("random_output_len"),
         total_output_tokens=run.count("total_output_tokens"),
         duration_s=run.number("duration"),
+        ended_at=_ended_at(run.get("date")),
         output_throughput_tps=run.number("output_throughput"),
         request_throughput_rps=run.number("request_throughput"),
         itl_definition="chunk_gap",
     )
     return rec
+
+
+def _ended_at(value: Any) -> str | None:
+    """benchmark_serving / bench serve `date` (`datetime.now().strftime("%Y%m%d-%H%M%S")` when the
+    result was saved, right after the run) as ISO 8601; None when absent or not of that shape."""
+    try:
+        return dt.datetime.strptime(str(value), "%Y%m%d-%H%M%S").isoformat() if value else None
+    except ValueError:
+        return None
+
+
+def _failed(run: ResultObject, completed: int | None) -> int | None:
+    """Failed requests: the `failed` count (bench serve), else the prompts sent less those
+    completed (benchmark_serving.py before `failed` was written)."""
+    if "failed" in run.values:
+        return run.count("failed")
+    sent = run.count("num_prompts")
+    return None if sent is None or completed is None else max(sent - completed, 0)
 
 
 def _concurrency(run: ResultObject) -> int | None:
