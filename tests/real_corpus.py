@@ -3,7 +3,8 @@
 The folder holds `*.log` excerpts and `labels.jsonl` in the label format of
 `../shared/real-logs/LABELS.md`: one object per line of a kind other than `unparsed` (`file`,
 `line_no`, `kind`, then the values read off the line) and one `{"file", "totals"}` object per file,
-so every line of every excerpt has a label (a line not listed is `unparsed`).
+so every line of every excerpt has a label (a line not listed is `unparsed`). An `unparsed` line may
+be listed too, with the envelope values read off it (`ts`, `level`, ...): they are scored as fields.
 
 Scored, per engine:
 
@@ -158,23 +159,34 @@ def score(corpus: Path, engine: str | None = None, *, fields: bool = True) -> Sc
             text = lines[line_no - 1] if line_no <= len(lines) else ""
             if got_kind not in (want_kind, "unparsed"):
                 result.wrong_kind.append(Miss(log.name, line_no, "kind", want_kind, got_kind, text))
-            if want_kind == "unparsed" or label.get("truncated"):
+            if label.get("truncated"):
+                continue
+            if want_kind == "unparsed":
+                # an unparsed line may be labelled with its envelope (stamp, level, rank) to score
+                if got_kind == "unparsed" and fields:
+                    _score_fields(result, log.name, line_no, label, row, text)
                 continue
             result.kind_n += 1
             if got_kind != want_kind:
                 result.kind_misses.append(Miss(log.name, line_no, "kind", want_kind, got_kind, text))
             else:
                 result.kind_ok += 1
-            if not fields:
-                continue
-            for name in sorted(set(label) - META):
-                result.field_n += 1
-                got = row.get(name) if got_kind == want_kind else None
-                if got_kind == want_kind and same(name, label[name], got):
-                    result.field_ok += 1
-                else:
-                    result.field_misses.append(Miss(log.name, line_no, name, label[name], got, text))
+            if fields:
+                _score_fields(result, log.name, line_no, label, row if got_kind == want_kind else None, text)
     return result
+
+
+def _score_fields(
+    result: Score, name: str, line_no: int, label: dict[str, Any], row: dict[str, Any] | None, text: str
+) -> None:
+    """Every value of a label against the event's row (None: the line was typed as another kind)."""
+    for field_name in sorted(set(label) - META):
+        result.field_n += 1
+        got = None if row is None else row.get(field_name)
+        if row is not None and same(field_name, label[field_name], got):
+            result.field_ok += 1
+        else:
+            result.field_misses.append(Miss(name, line_no, field_name, label[field_name], got, text))
 
 
 def main() -> int:
