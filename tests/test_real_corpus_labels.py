@@ -40,6 +40,10 @@ def test_every_excerpt_has_a_public_source(engine: str) -> None:
         assert row[-1].strip(), f"{name}: no family noted"
 
 
+def test_the_corpus_holds_a_hundred_excerpts_or_more() -> None:
+    assert sum(len(list((CORPUS / engine).glob("*.log"))) for engine in ENGINES) >= 100
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_every_line_has_a_label_and_the_totals_add_up(engine: str) -> None:
     objects = _objects(engine)
