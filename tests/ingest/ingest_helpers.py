@@ -17,11 +17,14 @@ from logparse.ingest.run import stream_log
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 REAL_LOGS = ROOT.parent / "shared" / "real-logs"
+PROJECT_CORPUS = FIXTURES / "real" / "corpus"
 
 
 def corpus() -> list[tuple[str, Path]]:
     """(engine, path) of every fixture log and every real-log excerpt present."""
-    found = [("auto", p) for p in sorted(FIXTURES.glob("**/*.log"))]
+    # the project's labelled corpus holds excerpts of a few lines with no engine marker: its folder names the engine
+    found = [("auto", p) for p in sorted(FIXTURES.glob("**/*.log")) if PROJECT_CORPUS not in p.parents]
+    found += [(p.parent.name, p) for p in sorted(PROJECT_CORPUS.glob("*/*.log"))]
     found += [(p.parent.name, p) for p in sorted(REAL_LOGS.glob("*/*.log"))]
     return found
 
