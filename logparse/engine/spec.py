@@ -56,6 +56,14 @@ def _rust(source: str, where: str, problems: dict[str, str], *, mode: str = "raw
     return {"pattern": t.pattern, "groups": t.groups}
 
 
+def _reasons(problems: dict[str, str]) -> str:
+    """What keeps a rule out of the core: each reason once, with the first part that has it."""
+    first: dict[str, str] = {}
+    for where, why in problems.items():
+        first.setdefault(why, where)
+    return "; ".join(f"{where}: {why}" for why, where in first.items())
+
+
 def _compiled(
     pattern: regex.Pattern[str], where: str, problems: dict[str, str], mode: str
 ) -> dict[str, Any] | None:
@@ -187,11 +195,3 @@ def _stats_spec(grammar: Grammar, rule: StatsRule, problems: dict[str, str]) -> 
         "constants": dict(rule.constants),
         "types": _types(grammar, rule),
     }
-
-
-def _reasons(problems: dict[str, str]) -> str:
-    """What keeps a rule out of the core: each reason once, with the first part that has it."""
-    first: dict[str, str] = {}
-    for where, why in problems.items():
-        first.setdefault(why, where)
-    return "; ".join(f"{where}: {why}" for why, where in first.items())
