@@ -74,6 +74,12 @@ def core_of(spec: Spec) -> Core:
     return core
 
 
+def core_text(text: str) -> str:
+    """`text` as the core can take it: a lone surrogate (which no decoded log holds, but a Python
+    string may) as U+FFFD."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
 def convert(text: str, field_type: str) -> Any:
     """A captured text typed as the core types a rule's field (None: it does not read as that
     type)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from logparse.engine import compiled
+from logparse.engine import compiled, core_text
 from logparse.errors import EngineNotDetected
 from logparse.grammar import Grammar
 
@@ -23,18 +23,18 @@ GENERIC_KINDS = frozenset({"request", "warning", "unparsed"})
 
 def score(grammar: Grammar, engine: str, head: Sequence[str]) -> float:
     """How likely `engine` wrote these lines, in [0, 1]; 0.0 when the lines cannot be read."""
-    core = compiled(grammar, engine)
+    lines = [line for line in head if line.strip()][:HEAD_LINES]
+    if not lines:
+        return 0.0
+    markers = grammar.engines[engine].markers
+    if any(marker in line for line in lines for marker in markers):
+        return 1.0
+    core = compiled(grammar, engine)  # compiled only when the lines are to be read
     try:
-        lines = [line for line in head if line.strip()][:HEAD_LINES]
-        if not lines:
-            return 0.0
-        markers = grammar.engines[engine].markers
-        if any(marker in line for line in lines for marker in markers):
-            return 1.0
         signatures = grammar.engines[engine].signatures
         shared = _shared_kinds(grammar)
         hits = 0.0
-        for line, event in zip(lines, core.parse_lines(lines), strict=True):
+        for line, event in zip(lines, core.parse_lines([core_text(line) for line in lines]), strict=True):
             if any(s.search(line[:4096]) for s in signatures):
                 hits += 1
                 continue

@@ -18,7 +18,7 @@ from typing import Any
 
 import regex
 
-from logparse.engine import compiled, convert
+from logparse.engine import compiled, convert, core_text
 from logparse.escape import for_terminal
 from logparse.grammar import COMMON_FIELDS, REGEX_FLAGS, FieldType, Grammar
 from logparse.grammar.check import TIME_BUDGET_S, pathological_inputs
@@ -215,10 +215,8 @@ def suggest(clusters: Sequence[Cluster], grammar: Grammar, engine: str) -> list[
     taken_rules = {r.name for r in grammar.engines[engine].rules}
     samples = [s.line for r in grammar.engines[engine].rules for s in r.samples]
     examples = [cluster.example.raw for cluster in clusters]
-    # the messages of the grammar's samples and of the examples, as the core peels them (one call;
-    # a lone surrogate, which no rule can hold, is given to it as U+FFFD)
-    lines = [text.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for text in samples + examples]
-    events = compiled(grammar, engine).parse_lines(lines, alone=True)
+    # the messages of the grammar's samples and of the examples, as the core peels them (one call)
+    events = compiled(grammar, engine).parse_lines([core_text(t) for t in samples + examples], alone=True)
     bodies = [event["_frame"]["body"] for event in events]
     builtin_bodies, body_of = bodies[: len(samples)], dict(zip(examples, bodies[len(samples) :], strict=True))
     suggestions: list[Suggestion] = []
