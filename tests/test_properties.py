@@ -223,3 +223,18 @@ def test_sglang_prefill_round_trip(seq: int, new: int, cached: int, usage: float
     assert (event["new_seq"], event["new_token"], event["cached_token"]) == (seq, new, cached)
     assert (event["running_req"], event["queue_req"]) == (run, queue)
     assert close(event["token_usage"], usage, 2)
+
+
+@given(cut=st.integers(1, len("Avg prompt throughput")))
+def test_a_cri_partial_line_joins_its_successor_unless_read_alone(cut: int) -> None:
+    # a real vLLM V1 stats line (patterns/vllm.toml, rule engine_stats_v1), split by the runtime
+    # inside the words its rule needs
+    line = next(s.line for r in GRAMMAR.engines["vllm"].rules if r.name == "engine_stats_v1" for s in r.samples)
+    at = line.index("Avg prompt throughput") + cut
+    split = [f"2026-05-12T08:01:39.331095044Z stdout P {line[:at]}", f"2026-05-12T08:01:39.33Z stdout F {line[at:]}"]
+    joined = CORES["vllm"].parse_lines(split)
+    assert [e["rule"] for e in joined] == ["partial", "engine_stats_v1"] and joined[1]["prompt_tps"] == 10.8
+    assert joined[0]["_frame"]["partial"] and not joined[1]["_frame"]["partial"]
+    alone = CORES["vllm"].parse_lines(split, alone=True)
+    assert alone[0]["rule"] == "partial" and alone[1]["rule"] != "engine_stats_v1"
+    assert alone[1].get("prompt_tps") is None

@@ -2,12 +2,13 @@
 
 logparse takes envelope tokens off a line one after another, in any order (the core's peeler);
 lnav needs one regex per kind of line. A *shape* is the sequence of tokens the peeler takes off a
-real line (the sources of the core's notes on the line's envelope), a run of one token (nested `(Name pid=N)` prefixes) counted once. The shapes exported
-are those of the grammar's own sample lines: the engine's rule samples, and the envelope's samples
-the engine's rules type. Each shape's regex is its tokens' regexes in order, each a run of atomic
-matches after optional blanks (the peeler takes a token again while it matches and commits to its
-first match), then the message as `body`. A body may not begin with a token that continues the
-shape into a longer exported shape, so each sample is matched by its own shape only.
+real line (the sources of the notes of the core's `_frame` of the line), a run of one token (nested
+`(Name pid=N)` prefixes) counted once. The shapes exported are those of the grammar's own sample
+lines: the engine's rule samples, and the envelope's samples the engine's rules type. Each shape's
+regex is its tokens' regexes in order, each a run of atomic matches after optional blanks (the
+peeler takes a token again while it matches and commits to its first match), then the message as
+`body`. A body may not begin with a token that continues the shape into a longer exported shape,
+so each sample is matched by its own shape only.
 
 The groups follow logparse's columns: the innermost stamp is lnav's `timestamp` (logparse `ts`),
 the outermost of several is `outer_ts`; `level`, `rank`, `pid`, `task` come from the innermost

@@ -47,8 +47,8 @@ _KEY = r"(?:(?!, |: ).)+"
 _NEXT = rf", {_KEY}: "
 _END = rf"(?={_NEXT}|[ \t,.]*$)"
 _VALUE = rf"(?:(?!{_NEXT}).)*?"
-# What logparse takes off the end of a message (core/src/text.rs `clean_tail`): Ray's repeat note, a
-# terminal border, blanks
+# What logparse takes off the end of a message (`clean_tail` in core/src/text.rs): Ray's repeat
+# note, a terminal border, blanks
 _TAIL = "(?:[ \\t]*\\[repeated [0-9]{1,12}x across cluster\\])?[ \\t]*(?:\u2502[ \\t]*)?$"
 _INT = r"-?[0-9]+"
 _FLOAT = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|-?nan|-?inf"
