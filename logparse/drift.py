@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from logparse.engine import compiled
 from logparse.escape import for_terminal
 from logparse.grammar import UNPARSED, Grammar, Rule, StatsRule, load_grammar
 from logparse.grammar.check import matched_prefix
 from logparse.grammar.model import literal_prefix
-from logparse.parse import LineParser
 
 if TYPE_CHECKING:
     from logparse.ingest import IngestResult
@@ -177,10 +177,14 @@ def analyse(
         FamilyCoverage(kind, sum(typed.get(kind, {}).values()), typed.get(kind, {}), near.get(kind, 0))
         for kind in sorted(set(typed) | set(near))
     ]
-    parser = LineParser(grammar, result.engine) if groups else None
-    warnings = [
-        _closest(parser, anchor, g) for anchor, g in groups.items() if g["lines"] >= min_lines and parser
-    ]
+    drifting = {anchor: g for anchor, g in groups.items() if g["lines"] >= min_lines}
+    examples = sorted({raw for g in drifting.values() for _, raw in sorted(g["examples"])[:EXAMPLES]})
+    # the message of each example line, as the core peels its envelope (one call for them all)
+    bodies: dict[str, str] = {}
+    if examples:
+        events = compiled(grammar, result.engine).parse_lines(examples, alone=True)
+        bodies = {raw: event["_frame"]["body"] for raw, event in zip(examples, events, strict=True)}
+    warnings = [_closest(bodies, anchor, g) for anchor, g in drifting.items()]
     # A rule that cannot even start matching these lines says nothing about a new version of them
     # (a short anchor such as "oading " also occurs in unrelated lines).
     warnings = [w for w in warnings if w.closest_rule is not None and w.matched >= MIN_MATCHED]
@@ -188,11 +192,10 @@ def analyse(
     return families, warnings
 
 
-def _closest(parser: LineParser, anchor: str, group: Mapping[str, Any]) -> DriftWarning:
+def _closest(bodies: Mapping[str, str], anchor: str, group: Mapping[str, Any]) -> DriftWarning:
     best: tuple[int, Rule | StatsRule | None, str, int] = (-1, None, "", 0)
     for line_no, raw in sorted(group["examples"])[:EXAMPLES]:
-        frame = parser.frame(raw)
-        body = frame.body[:BODY_LIMIT]
+        body = bodies[raw][:BODY_LIMIT]
         for rule in group["rules"]:
             if _anchor(rule) not in body or isinstance(rule, StatsRule):
                 continue

@@ -60,18 +60,49 @@ def test_caret_points_where_matching_stopped() -> None:
     assert matched_prefix(pattern, text, full=True) == len("Running: 3 reqs, ")
 
 
-@pytest.mark.parametrize(("function", "text", "want"), [
-    ("count", "1, 2, 4, 8", 4),
-    ("count", "", 0),
-    ("duration", "00:04", 4.0),
-    ("duration", "01:22", 82.0),
-    ("duration", "1:02:03", 3723.0),
-    ("duration", "soon", None),
-])
-def test_derive_functions(function: str, text: str, want: object) -> None:
-    from logparse.parse.values import derive
+# Two rules that hand any text to a derive function, to test the functions in the core. Their
+# samples are probe lines made up for this test (a grammar needs one per rule), not engine lines.
+DERIVE_PROBE = """\
+engine = "sglang"
+[[rule]]
+name = "probe_count"
+kind = "cuda_graph"
+anchor = "probe count="
+derive = { num_sizes = "count:_text" }
+regex = '''probe count=(?P<_text>.*)'''
+[[rule.sample]]
+line = "probe count=1, 2"
+expect = { num_sizes = 2 }
+[[rule]]
+name = "probe_duration"
+kind = "weight_load"
+anchor = "probe duration="
+derive = { seconds = "duration:_text" }
+regex = '''probe duration=(?P<_text>.*)'''
+[[rule.sample]]
+line = "probe duration=00:02"
+expect = { seconds = 2.0 }
+"""
 
-    assert derive(function, text) == want
+
+@pytest.mark.parametrize(("function", "text", "column", "want"), [
+    ("count", "1, 2, 4, 8", "num_sizes", 4),
+    ("count", "", "num_sizes", 0),
+    ("duration", "00:04", "seconds", 4.0),
+    ("duration", "01:22", "seconds", 82.0),
+    ("duration", "1:02:03", "seconds", 3723.0),
+    ("duration", "soon", "seconds", None),
+])
+def test_derive_functions(tmp_path: Path, function: str, text: str, column: str, want: object) -> None:
+    from logparse.engine import compiled
+    from logparse.grammar import build_grammar
+
+    probe = tmp_path / "probe.toml"
+    probe.write_text(DERIVE_PROBE, encoding="utf-8")
+    core = compiled(build_grammar([*builtin_files(), probe]), "sglang")
+    event = core.parse_lines([f"[2025-12-01 10:00:00 TP0] probe {function}={text}"])[0]
+    assert event["rule"] == f"probe_{function}"
+    assert event.get(column) == want
 
 
 def test_field_types_cannot_conflict_across_files(tmp_path: Path) -> None:
@@ -79,3 +110,17 @@ def test_field_types_cannot_conflict_across_files(tmp_path: Path) -> None:
     bad.write_text('[kinds.engine_stats]\ngen_tps = "int"\n')
     _, problems = check_files([bad])
     assert any("declared 'float' elsewhere" in p for p in problems), problems
+
+
+def test_a_rule_the_core_cannot_run_stops_ingest_with_one_error() -> None:
+    from conftest import REAL_LOGS
+
+    log = REAL_LOGS / "vllm" / "050.log"
+    for engine in ("vllm", "auto"):
+        result = CliRunner().invoke(
+            cli, ["ingest", str(log), "--engine", engine, "--patterns", str(BAD / "lookahead.toml")]
+        )
+        assert result.exit_code == 1, result.output
+        assert isinstance(result.exception, SystemExit), result.exception
+        assert 'rule "attention_block_lookahead"' in result.output
+        assert "a lookahead has no Rust equivalent" in result.output and "lookaround" in result.output

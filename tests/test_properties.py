@@ -3,24 +3,32 @@ from __future__ import annotations
 
 import io
 import math
+from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import logparse
+from logparse.engine import compiled
 from logparse.grammar import load_grammar
-from logparse.parse import LineParser
 from logparse.ingest.reader import iter_lines
 
 from conftest import REAL_LOGS
 
 GRAMMAR = load_grammar()
-PARSERS = {name: LineParser(GRAMMAR, name) for name in GRAMMAR.engines}
+CORES = {name: compiled(GRAMMAR, name) for name in GRAMMAR.engines}
 # Kinds only one engine prints: the other engine's grammar must never produce them.
 ENGINE_ONLY_KINDS = {
     "vllm": {"engine_stats", "prefix_cache", "spec_decode"},
     "sglang": {"prefill_batch", "decode_batch"},
 }
+
+
+def parse(engine: str, line: str) -> dict[str, Any]:
+    """The core's event of one line."""
+    return CORES[engine].parse_lines([line])[0]
 
 
 def _real_lines() -> list[str]:
@@ -38,28 +46,40 @@ hostile_text = st.lists(
 ).map("".join)
 
 
-def parse_all(engine: str, data: bytes) -> list[dict]:
-    return list(PARSERS[engine].iter_events(iter_lines(io.BytesIO(data))))
+def lines_of(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-@pytest.mark.parametrize("engine", sorted(PARSERS))
+def ingested_rows(engine: str, data: bytes, tmp: Path) -> list[int]:
+    """The line numbers of every row `logparse.ingest` gives for `data`, in order."""
+    path = tmp / "log.txt"
+    path.write_bytes(data)
+    tables = logparse.ingest(path, engine=engine).tables
+    return sorted(n for frame in tables.values() for n in frame["line_no"].to_list())
+
+
+@pytest.mark.parametrize("engine", sorted(CORES))
+@settings(max_examples=40, deadline=None)
 @given(lines=st.lists(st.sampled_from(REAL) | hostile_text, max_size=30))
-def test_one_event_per_line_whatever_the_input(engine: str, lines: list[str]) -> None:
+def test_one_event_per_line_whatever_the_input(
+    engine: str, lines: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
     data = "\n".join(lines).encode("utf-8", errors="surrogatepass")
-    events = parse_all(engine, data)
-    expected = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    expected = lines_of(data)
+    assert ingested_rows(engine, data, tmp_path_factory.mktemp("log")) == list(range(1, expected + 1))
+    texts = [text for _, text in iter_lines(io.BytesIO(data))]
+    events = CORES[engine].parse_lines(texts)
     assert len(events) == expected
-    assert [e["line_no"] for e in events] == list(range(1, expected + 1))
     for event in events:
         if event["kind"] == "unparsed":
             assert isinstance(event["raw"], str)
 
 
+@settings(max_examples=40, deadline=None)
 @given(data=st.binary(max_size=2000))
-def test_binary_junk_never_raises(data: bytes) -> None:
-    for engine in PARSERS:
-        events = parse_all(engine, data)
-        assert len(events) == data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+def test_binary_junk_never_raises(data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    for engine in CORES:
+        assert ingested_rows(engine, data, tmp_path_factory.mktemp("log")) == list(range(1, lines_of(data) + 1))
 
 
 class Chunks(io.RawIOBase):
@@ -81,14 +101,15 @@ class Chunks(io.RawIOBase):
         return b""
 
 
-@pytest.mark.parametrize("engine", sorted(PARSERS))
+@pytest.mark.parametrize("engine", sorted(CORES))
 @given(picks=st.lists(st.sampled_from(REAL), min_size=1, max_size=25),
        cuts=st.lists(st.integers(0, 10_000), max_size=12))
 def test_chunked_parse_equals_whole_parse(engine: str, picks: list[str], cuts: list[int]) -> None:
     data = "\n".join(picks).encode()
-    whole = parse_all(engine, data)
-    chunked = list(PARSERS[engine].iter_events(iter_lines(Chunks(data, cuts))))  # type: ignore[arg-type]
+    whole = [text for _, text in iter_lines(io.BytesIO(data))]
+    chunked = [text for _, text in iter_lines(Chunks(data, cuts))]  # type: ignore[arg-type]
     assert chunked == whole
+    assert CORES[engine].parse_lines(chunked) == CORES[engine].parse_lines(whole)
 
 
 def _cross_engine_samples() -> list[tuple[str, str, str]]:
@@ -102,10 +123,10 @@ def _cross_engine_samples() -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize(("owner", "kind", "line"), _cross_engine_samples())
 def test_no_rule_types_a_line_as_the_other_engines_kind(owner: str, kind: str, line: str) -> None:
-    for other, parser in PARSERS.items():
+    for other in CORES:
         if other == owner:
             continue
-        got = parser.parse(1, line)["kind"]
+        got = parse(other, line)["kind"]
         assert got not in ENGINE_ONLY_KINDS[owner] or got == kind and kind not in ENGINE_ONLY_KINDS[owner], (
             f"{other} grammar types a {owner} {kind} line as {got}: {line}")
 
@@ -128,7 +149,7 @@ def test_vllm_v1_stats_round_trip(idx: int, p: float, g: float, run: int, wait: 
     body = ("Engine %03d: Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, "
             "Running: %d reqs, Waiting: %d reqs, GPU KV cache usage: %.1f%%, Prefix cache hit rate: %.1f%%"
             % (idx, p, g, run, wait, kv, hit))
-    event = PARSERS["vllm"].parse(1, f"(APIServer pid={pid}) INFO 10-03 07:14:22 [loggers.py:127] {body}")
+    event = parse("vllm", f"(APIServer pid={pid}) INFO 10-03 07:14:22 [loggers.py:127] {body}")
     assert event["kind"] == "engine_stats", body
     assert event["engine_idx"] == idx and event["running"] == run and event["waiting"] == wait
     assert event["pid"] == pid and event["rank"] == "APIServer"
@@ -143,7 +164,7 @@ def test_vllm_v0_stats_round_trip(p: float, g: float, run: int, sw: int, wait: i
     body = ("Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %d reqs, "
             "Swapped: %d reqs, Pending: %d reqs, GPU KV cache usage: %.1f%%, CPU KV cache usage: %.1f%%"
             % (p, g, run, sw, wait, kv, cpu)) + ("." if period else "")
-    event = PARSERS["vllm"].parse(1, f"INFO 12-27 00:19:06 metrics.py:467] {body}")
+    event = parse("vllm", f"INFO 12-27 00:19:06 metrics.py:467] {body}")
     assert event["kind"] == "engine_stats", body
     assert (event["running"], event["swapped"], event["waiting"]) == (run, sw, wait)
     assert close(event["gpu_kv_pct"], kv, 1) and close(event["cpu_kv_pct"], cpu, 1)
@@ -160,7 +181,7 @@ def test_vllm_spec_decode_round_trip(mal: float, acc: float, dra: float, a: int,
             "Drafted throughput: %.2f tokens/s, Accepted: %d tokens, Drafted: %d tokens, "
             "Per-position acceptance rate: %s, Avg Draft acceptance rate: %.1f%%"
             % (mal, acc, dra, a, d, per_pos, avg))
-    event = PARSERS["vllm"].parse(1, f"(APIServer pid=3646) INFO 10-03 07:14:22 [metrics.py:96] {body}")
+    event = parse("vllm", f"(APIServer pid=3646) INFO 10-03 07:14:22 [metrics.py:96] {body}")
     assert event["kind"] == "spec_decode", body
     assert close(event["mean_accept_len"], mal, 2) and close(event["accepted_tps"], acc, 2)
     assert (event["accepted"], event["drafted"]) == (a, d)
@@ -180,7 +201,7 @@ def test_sglang_decode_round_trip(run: int, tok: int, usage: float, gen: float, 
     trail = ", " if era in {"D5", "D13"} else ""
     body = ("Decode batch%s#running-req: %d, #token: %d, token usage: %.2f, %sgen throughput (token/s): %.2f, "
             "#queue-req: %d%s" % (sep, run, tok, usage, graph_part, gen, queue, trail))
-    event = PARSERS["sglang"].parse(1, f"[2025-12-01 10:00:00{ranks}] {body}")
+    event = parse("sglang", f"[2025-12-01 10:00:00{ranks}] {body}")
     assert event["kind"] == "decode_batch", body
     assert (event["running_req"], event["num_token"], event["queue_req"]) == (run, tok, queue)
     assert close(event["token_usage"], usage, 2) and close(event["gen_tps"], gen, 2)
@@ -197,8 +218,23 @@ def test_sglang_prefill_round_trip(seq: int, new: int, cached: int, usage: float
     sep, trail = (". ", "") if era == "P_dot" else (", ", ", ")
     body = ("Prefill batch%s#new-seq: %d, #new-token: %d, #cached-token: %d, token usage: %.2f, "
             "#running-req: %d, #queue-req: %d%s" % (sep, seq, new, cached, usage, run, queue, trail))
-    event = PARSERS["sglang"].parse(1, f"[2025-10-22 10:27:56 TP0] {body}")
+    event = parse("sglang", f"[2025-10-22 10:27:56 TP0] {body}")
     assert event["kind"] == "prefill_batch", body
     assert (event["new_seq"], event["new_token"], event["cached_token"]) == (seq, new, cached)
     assert (event["running_req"], event["queue_req"]) == (run, queue)
     assert close(event["token_usage"], usage, 2)
+
+
+@given(cut=st.integers(1, len("Avg prompt throughput")))
+def test_a_cri_partial_line_joins_its_successor_unless_read_alone(cut: int) -> None:
+    # a real vLLM V1 stats line (patterns/vllm.toml, rule engine_stats_v1), split by the runtime
+    # inside the words its rule needs
+    line = next(s.line for r in GRAMMAR.engines["vllm"].rules if r.name == "engine_stats_v1" for s in r.samples)
+    at = line.index("Avg prompt throughput") + cut
+    split = [f"2026-05-12T08:01:39.331095044Z stdout P {line[:at]}", f"2026-05-12T08:01:39.33Z stdout F {line[at:]}"]
+    joined = CORES["vllm"].parse_lines(split)
+    assert [e["rule"] for e in joined] == ["partial", "engine_stats_v1"] and joined[1]["prompt_tps"] == 10.8
+    assert joined[0]["_frame"]["partial"] and not joined[1]["_frame"]["partial"]
+    alone = CORES["vllm"].parse_lines(split, alone=True)
+    assert alone[0]["rule"] == "partial" and alone[1]["rule"] != "engine_stats_v1"
+    assert alone[1].get("prompt_tps") is None

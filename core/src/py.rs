@@ -426,13 +426,18 @@ impl Core {
     /// One event per line, as the ingest reads them (CRI partial lines join their successor): a
     /// dict of the kind, the rule, the common columns, the fields (`raw` for `unparsed`), `_time`
     /// (the stamp parts, or None) and `_frame` (the envelope: `body`, `text`, `outer`, `partial`,
-    /// `notes`: each layer's `source`, `ts`, `level`, `rank`, `pid`, `task`).
-    fn parse_lines<'py>(&self, py: Python<'py>, lines: Vec<String>) -> PyResult<Bound<'py, PyList>> {
+    /// `notes`: each layer's `source`, `ts`, `level`, `rank`, `pid`, `task`). `alone`: every line
+    /// is read by itself (sample lines: a CRI partial line joins nothing).
+    #[pyo3(signature = (lines, *, alone=false))]
+    fn parse_lines<'py>(&self, py: Python<'py>, lines: Vec<String>, alone: bool) -> PyResult<Bound<'py, PyList>> {
         let raised = RefCell::new(None);
         let mut parser = self.compiled.take_parser().map_err(|e| to_py(py, e, &raised))?;
         parser.reset();
         let out = PyList::empty(py);
         for line in &lines {
+            if alone {
+                parser.reset();
+            }
             let frame = parser.frame(line);
             let frame_dict = frame_dict(py, &parser, &frame)?;
             let event = parser.parse(line);
@@ -584,8 +589,18 @@ impl Sink for Keeper {
     }
 }
 
+/// A captured text as a field of `type` holds it (`int`, `float`, `str`, `bool`, `floats`), as
+/// every rule's fields are typed; None when it does not read as that type.
+#[pyfunction]
+#[pyo3(name = "convert")]
+fn convert_value<'py>(py: Python<'py>, text: &str, r#type: &str) -> PyResult<Bound<'py, PyAny>> {
+    let typ = crate::values::FieldType::parse(r#type).map_err(PyValueError::new_err)?;
+    value_to_py(py, &crate::values::convert(text, typ))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(convert_value, m)?)?;
     m.add_class::<Core>()?;
     m.add_class::<Reader>()?;
     m.add_class::<ArrowBatch>()?;

@@ -1,5 +1,6 @@
 """The grammar of one engine as the compiled core reads it: plain data (JSON), every regex in the
-Rust `regex` crate's syntax (`translate`), the kinds' columns, derived columns and column metadata.
+Rust `regex` crate's syntax (`logparse.grammar.regex_ir.to_rust`), the kinds' columns, derived
+columns and column metadata.
 
 A rule the core cannot run (a regex that does not translate) is listed in `untranslatable`; the
 core refuses such a grammar (`logparse.engine.compiled`) and `patterns check` names the rule.
@@ -8,22 +9,28 @@ core refuses such a grammar (`logparse.engine.compiled`) and `patterns check` na
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from logparse.engine.translate import Translation, Untranslatable, translate
 from logparse.grammar import Grammar, Rule, StatsRule
-from logparse.parse.rules import SEARCH_HEAD, SEARCH_TAIL, split_flags
-from logparse.parse.stamps import EPOCH_ONLY
-from logparse.parse.text import MATCH_LIMIT
+from logparse.grammar.regex_ir import Translation, Untranslatable, flag_bits, leading_flags, to_rust
 from logparse.store.describe import column_metadata
 from logparse.store.schema import core_columns
 
 SPEC_VERSION = 1
+# Lines longer than this are only read on their first part: no engine line is this long, and it
+# bounds the time spent on hostile input. The event keeps the whole raw line.
+MATCH_LIMIT = 256 * 1024
+# A message found by searching a line starts it or follows a character that cannot end a word,
+# and ends the line.
+SEARCH_HEAD = r"(?:^|[^A-Za-z0-9_])(?P<__msg>"
+SEARCH_TAIL = r")\Z"
+# The completeness of an epoch stamp (the core ranks a line's stamps by it: an epoch number is
+# the most complete; then a zone, a year, a month and day, a time alone, 4 to 1).
+EPOCH_ONLY = 5
 
 
 @dataclass
@@ -35,7 +42,8 @@ class Spec:
 
 
 def _rust(source: str, where: str, problems: dict[str, str], *, mode: str = "raw") -> dict[str, Any] | None:
-    flags, inner = split_flags(source)
+    letters, inner = leading_flags(source)
+    flags = flag_bits(letters)
     wrapped = {
         "raw": inner,
         "full": r"\A(?:" + inner + r")\Z",
@@ -43,11 +51,19 @@ def _rust(source: str, where: str, problems: dict[str, str], *, mode: str = "raw
         "search": SEARCH_HEAD + inner + SEARCH_TAIL,
     }[mode]
     try:
-        t: Translation = translate(wrapped, flags=flags)
+        t: Translation = to_rust(wrapped, flags=flags)
     except Untranslatable as exc:
         problems[where] = str(exc)
         return None
     return {"pattern": t.pattern, "groups": t.groups}
+
+
+def _reasons(problems: dict[str, str]) -> str:
+    """What keeps a rule out of the core: each reason once, with the first part that has it."""
+    first: dict[str, str] = {}
+    for where, why in problems.items():
+        first.setdefault(why, where)
+    return "; ".join(f"{where}: {why}" for why, where in first.items())
 
 
 def _compiled(
@@ -81,15 +97,8 @@ def build_spec(grammar: Grammar, engine: str) -> Spec:
             else _rule_spec(grammar, rule, local)
         )
         if local:
-            untranslatable[rule.name] = "; ".join(f"{k}: {v}" for k, v in local.items())
-            item = {
-                "name": rule.name,
-                "kind": rule.kind,
-                "type": "reference",
-                "fallback": rule.fallback,
-                "anchors": list(getattr(rule, "anchors", ())),
-                "first": list(getattr(rule, "first", ())),
-            }
+            untranslatable[rule.name] = _reasons(local)
+            continue
         rules.append(item)
     envelope_problems = {k: v for k, v in problems.items()}
     kinds = sorted({r.kind for r in eng.rules} | {"unparsed"})
@@ -188,11 +197,6 @@ def _stats_spec(grammar: Grammar, rule: StatsRule, problems: dict[str, str]) -> 
         "constants": dict(rule.constants),
         "types": _types(grammar, rule),
     }
-
-
-def rules_needing_reference(spec: Spec) -> Iterable[str]:
-    """Names of the rules the core leaves to the reference parser."""
-    return spec.untranslatable.keys()
 
 
 def write_specs(folder: Path) -> list[Path]:

@@ -26,6 +26,7 @@ from typing import Any
 
 import regex
 
+from logparse.engine import compiled
 from logparse.export.lnav_levels import level_map, lnav_level, printed_level
 from logparse.export.lnav_shapes import (
     BODY,
@@ -40,7 +41,6 @@ from logparse.export.lnav_tables import Table, rule_tables, type_notes
 from logparse.export.lnav_time import lnav_format
 from logparse.grammar import Grammar
 from logparse.ingest.detect import GENERIC_KINDS
-from logparse.parse import LineParser
 from logparse.store.folder import write_file, writing
 
 SCHEMA = "https://lnav.org/schemas/format-v1.schema.json"
@@ -102,7 +102,7 @@ def build_formats(grammar: Grammar, engines: Sequence[str] | None = None) -> lis
 def build_format(grammar: Grammar, engine: str) -> LnavFormat:
     """The lnav format of one engine's grammar."""
     every = sample_lines(grammar, engine)
-    scorer = _Scorer(grammar)
+    scorer = _Scorer(grammar, [line.text for line in every])
     lines = [line for line in every if scorer.belongs(engine, line)]
     shapes, shapeless = shapes_of(grammar, lines)
     regexes: dict[str, dict[str, str]] = {}
@@ -165,9 +165,19 @@ class _Scorer:
     """How much a line looks like each engine's, as `ingest.detect.score` scores a log's head
     (a marker settles it, a signature or a typed kind is evidence, a kind all engines type half)."""
 
-    def __init__(self, grammar: Grammar) -> None:
+    def __init__(self, grammar: Grammar, texts: Sequence[str]) -> None:
         self.grammar = grammar
-        self.parsers = {name: LineParser(grammar, name) for name in grammar.engines}
+        unique = sorted(set(texts))
+        # the kind each engine's core gives each line, read alone (one call per engine)
+        self.kinds = {
+            name: {
+                text: event["kind"]
+                for text, event in zip(
+                    unique, compiled(grammar, name).parse_lines(unique, alone=True), strict=True
+                )
+            }
+            for name in grammar.engines
+        }
         kinds = [{r.kind for r in e.rules} for e in grammar.engines.values()]
         self.shared = set.intersection(*kinds) if len(kinds) > 1 else set()
 
@@ -177,7 +187,7 @@ class _Scorer:
             return 1.0
         if any(s.search(text[:4096]) for s in grammar.signatures):
             return 1.0
-        kind = self.parsers[engine].parse(1, text)["kind"]
+        kind = self.kinds[engine][text]
         if kind in GENERIC_KINDS:
             return 0.0
         return 0.5 if kind in self.shared else 1.0

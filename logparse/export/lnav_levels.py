@@ -8,7 +8,6 @@ levels; each word logparse records is given the lnav level of the same meaning.
 from __future__ import annotations
 
 from logparse.grammar import Envelope
-from logparse.parse.envelope import normal_level
 
 # The level words logparse records (the envelope's level tokens print them) and lnav's level
 # of the same meaning. "DEFAULT" (Google Cloud Logging's "no level") has none.
@@ -53,5 +52,9 @@ def level_map(envelope: Envelope) -> dict[str, str]:
 
 
 def printed_level(envelope: Envelope, printed: str | None) -> str | None:
-    """The lnav level lnav gives a captured level text (as `level_map` reads it)."""
-    return lnav_level(normal_level(printed, dict(envelope.levels)))
+    """The lnav level lnav gives a captured level text (as `level_map` reads it: a word in any
+    case, or a number or letter of `[levels]`)."""
+    if not printed:
+        return None
+    upper = printed.strip().upper()
+    return lnav_level(envelope.levels.get(upper, upper))

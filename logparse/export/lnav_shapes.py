@@ -1,13 +1,14 @@
 """The envelope shapes of one engine's lines, as lnav `regex` entries.
 
-logparse takes envelope tokens off a line one after another, in any order (`parse.envelope`);
+logparse takes envelope tokens off a line one after another, in any order (the core's peeler);
 lnav needs one regex per kind of line. A *shape* is the sequence of tokens the peeler takes off a
-real line, a run of one token (nested `(Name pid=N)` prefixes) counted once. The shapes exported
-are those of the grammar's own sample lines: the engine's rule samples, and the envelope's samples
-the engine's rules type. Each shape's regex is its tokens' regexes in order, each a run of atomic
-matches after optional blanks (the peeler takes a token again while it matches and commits to its
-first match), then the message as `body`. A body may not begin with a token that continues the
-shape into a longer exported shape, so each sample is matched by its own shape only.
+real line (the sources of the notes of the core's `_frame` of the line), a run of one token (nested
+`(Name pid=N)` prefixes) counted once. The shapes exported are those of the grammar's own sample
+lines: the engine's rule samples, and the envelope's samples the engine's rules type. Each shape's
+regex is its tokens' regexes in order, each a run of atomic matches after optional blanks (the
+peeler takes a token again while it matches and commits to its first match), then the message as
+`body`. A body may not begin with a token that continues the shape into a longer exported shape,
+so each sample is matched by its own shape only.
 
 The groups follow logparse's columns: the innermost stamp is lnav's `timestamp` (logparse `ts`),
 the outermost of several is `outer_ts`; `level`, `rank`, `pid`, `task` come from the innermost
@@ -21,13 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from logparse.export.pcre import to_pcre
+from logparse.engine import compiled
 from logparse.grammar import UNPARSED, Grammar, Token
 from logparse.grammar.model import TOKEN_GROUPS
-from logparse.parse.envelope import Peeler
-from logparse.parse.line import LineParser
-from logparse.parse.text import strip_ansi
+from logparse.grammar.regex_ir import to_pcre
 
 TIMESTAMP = "timestamp"
 OUTER_TS = "outer_ts"
@@ -41,7 +41,7 @@ class Line:
 
     text: str
     origin: str  # "rule <name>" or "token <name>", with its source
-    event: dict[str, object]
+    event: dict[str, Any]  # the core's event of the line (read alone), `_frame` its envelope
 
 
 @dataclass
@@ -93,32 +93,41 @@ def silent(token: Token) -> str:
 
 
 def sample_lines(grammar: Grammar, engine: str) -> list[Line]:
-    """The engine's rule samples, then the envelope samples its rules type."""
-    parser = LineParser(grammar, engine)
-    out: list[Line] = []
-    for rule in grammar.engines[engine].rules:
-        for sample in rule.samples:
-            where = f"rule {rule.name}" + (
-                f" ({sample.source or rule.source})" if sample.source or rule.source else ""
-            )
-            out.append(Line(sample.line, where, parser.parse(sample.index, sample.line)))
-    for token in grammar.envelope.tokens:
-        for sample in token.samples:
-            event = parser.parse(sample.index, sample.line)
-            if event["kind"] != UNPARSED:
-                where = f"token {token.name}" + (f" ({sample.source})" if sample.source else "")
-                out.append(Line(sample.line, where, event))
+    """The engine's rule samples, then the envelope samples its rules type (each read alone by the
+    core, in one call)."""
+    rules = [
+        (
+            sample,
+            f"rule {rule.name}"
+            + (f" ({sample.source or rule.source})" if sample.source or rule.source else ""),
+        )
+        for rule in grammar.engines[engine].rules
+        for sample in rule.samples
+    ]
+    tokens = [
+        (sample, f"token {token.name}" + (f" ({sample.source})" if sample.source else ""))
+        for token in grammar.envelope.tokens
+        for sample in token.samples
+    ]
+    events = compiled(grammar, engine).parse_lines([s.line for s, _ in rules + tokens], alone=True)
+    out = [
+        Line(sample.line, where, event)
+        for (sample, where), event in zip(rules, events[: len(rules)], strict=True)
+    ]
+    for (sample, where), event in zip(tokens, events[len(rules) :], strict=True):
+        if event["kind"] != UNPARSED:
+            out.append(Line(sample.line, where, event))
     return out
 
 
-def slots_of(peeler: Peeler, tokens: dict[str, Token], text: str) -> tuple[Token, ...] | None:
+def slots_of(tokens: dict[str, Token], line: Line) -> tuple[Token, ...] | None:
     """The shape of a line, or None when lnav could not take it as the start of a message (no
     stamp, a JSON record, the part after a carriage return, a partial CRI line)."""
-    frame = peeler.peel(strip_ansi(text))
-    if frame.partial or frame.outer or "\r" in text:
+    frame = line.event["_frame"]
+    if frame["partial"] or frame["outer"] or "\r" in line.text:
         return None
-    names = [note.source for note in frame.notes]
-    if not any(note.ts for note in frame.notes) or any(name not in tokens for name in names):
+    names = [note["source"] for note in frame["notes"]]
+    if not any(note["ts"] for note in frame["notes"]) or any(name not in tokens for name in names):
         return None
     slots: list[Token] = []
     for name in names:
@@ -129,12 +138,11 @@ def slots_of(peeler: Peeler, tokens: dict[str, Token], text: str) -> tuple[Token
 
 def shapes_of(grammar: Grammar, lines: Iterable[Line]) -> tuple[list[Shape], list[Line]]:
     """The shapes of `lines` (in order of first appearance) and the lines that have none."""
-    peeler = Peeler(grammar.envelope)
     tokens = {token.name: token for token in grammar.envelope.tokens}
     shapes: dict[tuple[str, ...], Shape] = {}
     shapeless: list[Line] = []
     for line in lines:
-        slots = slots_of(peeler, tokens, line.text)
+        slots = slots_of(tokens, line)
         if slots is None:
             shapeless.append(line)
             continue

@@ -6,7 +6,7 @@ match, one column per named group (plus the format's own columns: `log_time`, `l
 `rank`, `pid`, ...). Each rule gets one table, `<engine>_<rule>`:
 
 * a message rule: its regex, found where it ends a line (trailing blanks aside) after a non-word
-  character, as logparse searches a line (`parse.rules.SEARCH_HEAD`); its `anchor` strings must
+  character, as logparse searches a line (`engine.spec.SEARCH_HEAD`); its `anchor` strings must
   be on the line and its `unless` strings must not; its `find` regexes are optional look-aheads,
   so their fields fill columns too. When the rule's own samples show that searching from the
   start of the line reads a field otherwise than logparse (a message regex that can begin inside
@@ -34,22 +34,21 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import regex
 
+from logparse.engine import convert
 from logparse.export.lnav_levels import lnav_level
-from logparse.export.pcre import Inexpressible, NestedGroup, Pattern, to_pcre
 from logparse.grammar import EngineGrammar, FieldType, Grammar, Rule, StatsKey, StatsRule, Token
 from logparse.grammar.model import TOKEN_GROUPS
-from logparse.parse.values import convert
+from logparse.grammar.regex_ir import Inexpressible, NestedGroup, Pattern, leading_flags, to_pcre
 
-_LEADING_FLAGS = re.compile(r"\A\(\?([aiLmsux]+)\)")
 _NAMED = re.compile(r"\(\?P<\w+>")
 _WORD = "A-Za-z0-9_"
-# A stats key: text up to ": " holding no ", " (parse.stats.read_pairs)
+# A stats key: text up to ": " holding no ", " (as the core splits a stats line, core/src/stats.rs)
 _KEY = r"(?:(?!, |: ).)+"
 _NEXT = rf", {_KEY}: "
 _END = rf"(?={_NEXT}|[ \t,.]*$)"
 _VALUE = rf"(?:(?!{_NEXT}).)*?"
-# What logparse takes off the end of a message (`parse.text.clean_tail`): Ray's repeat note, a
-# terminal border, blanks
+# What logparse takes off the end of a message (`clean_tail` in core/src/text.rs): Ray's repeat
+# note, a terminal border, blanks
 _TAIL = "(?:[ \\t]*\\[repeated [0-9]{1,12}x across cluster\\])?[ \\t]*(?:\u2502[ \\t]*)?$"
 _INT = r"-?[0-9]+"
 _FLOAT = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|-?nan|-?inf"
@@ -290,11 +289,9 @@ def _keys(keys: Iterable[str]) -> str:
 
 
 def _split_flags(pattern: str) -> tuple[str, str]:
-    """A pattern's leading inline flags (as scoped-group letters) and the rest."""
-    m = _LEADING_FLAGS.match(pattern)
-    if m is None:
-        return "", pattern
-    return "".join(ch for ch in m.group(1) if ch in "imsx"), pattern[m.end() :]
+    """A pattern's leading inline flags (those a scoped group takes) and the rest."""
+    letters, rest = leading_flags(pattern)
+    return "".join(ch for ch in letters if ch in "imsx"), rest
 
 
 def _inline(pattern: str) -> str:

@@ -1,11 +1,13 @@
 """Validate grammars against their own samples (`logparse patterns check`).
 
-Checks, each a hard failure: every file loads and every regex compiles (done while loading);
-every token, stamp and rule has a sample; a token's sample is peeled with that token, a stamp's
-sample read by that stamp; a rule's sample is read by that rule and by no other regular rule of its
-engine, with exactly the values its `expect` table states; the compiled core reads every sample
-as the reference parser does, and runs every regex (or `patterns check` says which rule it leaves
-to the reference parser); every regex stays within a time budget on pathological 100 KB lines.
+Checks, each a hard failure: every file loads and every regex compiles (done while loading); the
+compiled core runs every rule (a rule whose regex the Rust `regex` crate cannot run is refused,
+with the reason and how to rewrite it); every token, stamp and rule has a sample; the core reads a
+token's sample with that token and a stamp's sample as a valid time, by that stamp; the core reads
+a rule's sample with that rule and no other regular rule of its engine reads it, with exactly the
+values its `expect` table states; every regex stays within a time budget on pathological 100 KB
+lines in a backtracking engine (lnav's PCRE2 runs the exported formats, and the diagnostics here
+and in `drift` run the grammar's regexes with the `regex` module).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
@@ -30,10 +32,16 @@ from logparse.grammar.model import (
     StatsRule,
 )
 
+if TYPE_CHECKING:
+    from logparse._core import Core, Frame, LineEvent
+
 TIME_BUDGET_S = 0.25
 PATHOLOGICAL_SIZE = 100_000
 CARET_CONTEXT = 60
 ENVELOPE_KEYS = ("ts", "outer_ts", "level", "rank", "pid", "task")
+# A stamp's groups and the parts the core reads from them (the text groups are read otherwise:
+# a fraction as microseconds, a zone as minutes, a month name by `[months]`)
+STAMP_PARTS = {"Y": "year", "m": "month", "d": "day", "H": "hour", "M": "minute", "S": "second"}
 
 
 @dataclass(frozen=True)
@@ -66,23 +74,53 @@ def check_files(extra: Sequence[Path] = ()) -> tuple[Grammar | None, list[str]]:
     return grammar, [str(p) for p in check_grammar(grammar)]
 
 
-def check_grammar(grammar: Grammar, *, timing: bool = True, core: bool = True) -> list[Problem]:
+def check_grammar(grammar: Grammar, *, timing: bool = True) -> list[Problem]:
     """Every problem found in a loaded grammar (empty when it is sound)."""
-    from logparse.parse import LineParser
-
     problems: list[Problem] = []
     problems.extend(check_docs(grammar))
-    problems.extend(_check_stamps(grammar))
+    cores: dict[str, tuple[Core, set[str]]] = {}
     for engine in sorted(grammar.engines):
-        parser = LineParser(grammar, engine)
-        if engine == sorted(grammar.engines)[0]:
-            problems.extend(_check_tokens(grammar, parser))
-        problems.extend(_check_rules(grammar, parser))
-        if core:
-            problems.extend(_check_core(grammar, engine))
+        found = _core(grammar, engine, problems)
+        if found is not None:
+            cores[engine] = found
+    if cores:
+        first, _ = cores[min(cores)]
+        problems.extend(_check_stamps(grammar, first))
+        problems.extend(_check_tokens(grammar, first))
+    for engine, (core, refused) in sorted(cores.items()):
+        problems.extend(_check_rules(grammar, engine, core, refused))
     if timing:
         problems.extend(check_timing(grammar))
     return problems
+
+
+def _core(grammar: Grammar, engine: str, problems: list[Problem]) -> tuple[Core, set[str]] | None:
+    """The engine's core without the rules it refuses, and their names (each refusal noted in
+    `problems`); None when the envelope does not run in the core."""
+    from logparse.engine import REWRITE_HINT, core_of, engine_spec
+    from logparse.errors import PatternError
+
+    try:
+        spec = engine_spec(grammar, engine)
+    except PatternError as exc:
+        problems.append(Problem(_envelope_file(grammar), "envelope", f"the compiled core refuses it: {exc}"))
+        return None
+    rules = {rule.name: rule for rule in grammar.engines[engine].rules}
+    for name, why in spec.untranslatable.items():
+        problems.append(
+            Problem(
+                rules[name].file,
+                f'rule "{name}"',
+                f"the compiled core refuses this rule: {why}",
+                help=REWRITE_HINT,
+            )
+        )
+    return core_of(spec), set(spec.untranslatable)
+
+
+def _envelope_file(grammar: Grammar) -> Path:
+    files = {t.file for t in grammar.envelope.tokens} | {s.file for s in grammar.envelope.stamps}
+    return min(files) if files else Path("envelope.toml")
 
 
 def check_docs(grammar: Grammar) -> Iterator[Problem]:
@@ -119,9 +157,7 @@ def _missing_doc(doc: ColumnDoc | None, fallback: Path, where: str, help_: str) 
         )
 
 
-def _check_stamps(grammar: Grammar) -> Iterator[Problem]:
-    from logparse.parse.stamps import read_stamp
-
+def _check_stamps(grammar: Grammar, core: Core) -> Iterator[Problem]:
     for stamp in grammar.envelope.stamps:
         for sample in stamp.samples:
             where = f'stamp "{stamp.name}", sample {sample.index}'
@@ -134,7 +170,6 @@ def _check_stamps(grammar: Grammar) -> Iterator[Problem]:
                     help="stamps are tried in file order",
                 )
                 continue
-            parts = read_stamp(grammar.envelope, sample.line)
             m = stamp.regex.fullmatch(sample.line)
             assert m is not None
             got = {
@@ -142,106 +177,98 @@ def _check_stamps(grammar: Grammar) -> Iterator[Problem]:
                 for k, v in m.groupdict().items()
                 if v is not None
             }
-            if parts is None:
-                yield Problem(stamp.file, where, "the sample is not a valid time")
             yield from _compare(stamp.file, where, sample, got)
-
-
-def _check_tokens(grammar: Grammar, parser: Any) -> Iterator[Problem]:
-    for token in grammar.envelope.tokens:
-        for sample in token.samples:
-            where = f'token "{token.name}", sample {sample.index}'
-            frame = parser.frame(sample.line)
-            used = [n.source for n in frame.notes]
-            if token.name not in used:
-                yield Problem(
-                    token.file,
-                    where,
-                    "the token does not take its part of the sample",
-                    _caret(token.regex, sample.line, full=False),
-                    f"tokens taken: {used or 'none'}",
-                )
+            parts = core.read_stamp(sample.line)
+            if parts is None:
+                yield Problem(stamp.file, where, "the compiled core does not read the sample as a valid time")
                 continue
-            reading = parser.reading(frame.notes)
-            got = {k: getattr(reading, k) for k in ENVELOPE_KEYS if getattr(reading, k) is not None}
-            yield from _compare(token.file, where, sample, got, strict=False)
+            values: dict[str, object] = dict(parts)
+            for part, name in STAMP_PARTS.items():
+                value = values[name]
+                if part in got and value != got[part]:
+                    yield Problem(
+                        stamp.file,
+                        where,
+                        f"the compiled core reads {part} = {value!r}, expected {got[part]!r}",
+                    )
+
+
+def _envelope_values(event: LineEvent) -> dict[str, Any]:
+    return {k: event[k] for k in ENVELOPE_KEYS if event.get(k) is not None}
+
+
+def _check_tokens(grammar: Grammar, core: Core) -> Iterator[Problem]:
+    samples = [(token, sample) for token in grammar.envelope.tokens for sample in token.samples]
+    events = core.parse_lines([sample.line for _, sample in samples], alone=True)
+    for (token, sample), event in zip(samples, events, strict=True):
+        where = f'token "{token.name}", sample {sample.index}'
+        frame: Frame = event["_frame"]
+        used = [n["source"] for n in frame["notes"]]
+        if token.name not in used:
+            yield Problem(
+                token.file,
+                where,
+                "the token does not take its part of the sample",
+                _caret(token.regex, sample.line, full=False),
+                f"tokens taken: {used or 'none'}",
+            )
+            continue
+        yield from _compare(token.file, where, sample, _envelope_values(event), strict=False)
     container = grammar.envelope.container
-    for sample in container.samples:
+    events = core.parse_lines([sample.line for sample in container.samples], alone=True)
+    for sample, event in zip(container.samples, events, strict=True):
         where = f"container, sample {sample.index}"
-        reading = parser.reading(parser.frame(sample.line).notes)
-        got = {k: getattr(reading, k) for k in ENVELOPE_KEYS if getattr(reading, k) is not None}
-        yield from _compare(Path("envelope.toml"), where, sample, got, strict=False)
+        yield from _compare(Path("envelope.toml"), where, sample, _envelope_values(event), strict=False)
 
 
-def _check_rules(grammar: Grammar, parser: Any) -> Iterator[Problem]:
-    for matcher in parser.regular + parser.fallback:
-        rule = matcher.rule
-        for sample in rule.samples:
-            where = f'rule "{rule.name}", sample {sample.index}'
-            frame = parser.frame(sample.line)
-            event = parser.parse(0, sample.line)
-            if event.get("rule") != rule.name:
-                yield _no_match(rule, sample, frame.body, event.get("rule"), where)
-                continue
-            others = [
-                m.rule.name
-                for m in parser.regular
-                if m is not matcher and m.allows_text(frame.body) and m.match_body(frame.body) is not None
-            ]
-            if others:
-                yield Problem(
-                    rule.file,
-                    where,
-                    f"sample is also matched by rule(s) {others}",
-                    f"  body : {_clip(frame.body)}",
-                    "make the rules disjoint: a line must have exactly one reading",
-                )
-                continue
-            if event.get("extra"):
-                keys = [k for k, _ in event["extra"]]
-                yield Problem(
-                    rule.file,
-                    where,
-                    f"sample has keys the rule does not know: {keys}",
-                    help="add them to the rule's keys (a sample shows what the rule reads)",
-                )
-                continue
-            got = {
-                k: v
-                for k, v in event.items()
-                if k not in {"kind", "line_no", "engine", "rule", "raw", "extra"}
-                and not k.startswith("_")
-                and v is not None
-            }
-            yield from _check_expect_keys(grammar, rule, where, sample)
-            yield from _compare(
+def _check_rules(grammar: Grammar, engine: str, core: Core, refused: set[str]) -> Iterator[Problem]:
+    """The samples of the rules the core runs (`refused`: those it does not), read by the core."""
+    rules = [rule for rule in grammar.engines[engine].rules if rule.name not in refused]
+    regular = {rule.name for rule in rules if not rule.fallback}
+    samples = [(rule, sample) for rule in rules for sample in rule.samples]
+    events = core.parse_lines([sample.line for _, sample in samples], alone=True)
+    for (rule, sample), event in zip(samples, events, strict=True):
+        where = f'rule "{rule.name}", sample {sample.index}'
+        body = event["_frame"]["body"]
+        if event.get("rule") != rule.name:
+            yield _no_match(rule, sample, body, event.get("rule"), where)
+            continue
+        others = [
+            name
+            for name in core.rules_reading(body, event.get("level"))
+            if name in regular and name != rule.name
+        ]
+        if others:
+            yield Problem(
                 rule.file,
                 where,
-                sample,
-                got,
-                ignore=set(rule.constants),
-                optional=set(ENVELOPE_KEYS) | {"prefix"},
+                f"sample is also matched by rule(s) {others}",
+                f"  body : {_clip(body)}",
+                "make the rules disjoint: a line must have exactly one reading",
             )
-
-
-def _check_core(grammar: Grammar, engine: str) -> Iterator[Problem]:
-    """The compiled core runs every rule."""
-    from logparse.engine.spec import build_spec
-
-    try:
-        spec = build_spec(grammar, engine)
-    except ValueError as exc:
-        yield Problem(
-            Path(grammar.engines[engine].files[0]), "envelope", f"the compiled core cannot run it: {exc}"
-        )
-        return
-    for name, why in spec.untranslatable.items():
-        rule = next(r for r in grammar.engines[engine].rules if r.name == name)
-        yield Problem(
+            continue
+        if event.get("extra"):
+            keys = [k for k, _ in event["extra"]]
+            yield Problem(
+                rule.file,
+                where,
+                f"sample has keys the rule does not know: {keys}",
+                help="add them to the rule's keys (a sample shows what the rule reads)",
+            )
+            continue
+        got = {
+            k: v
+            for k, v in event.items()
+            if k not in {"kind", "engine", "rule", "raw", "extra"} and not k.startswith("_") and v is not None
+        }
+        yield from _check_expect_keys(grammar, rule, where, sample)
+        yield from _compare(
             rule.file,
-            f'rule "{name}"',
-            f"the compiled core cannot run this rule ({why}); the grammar is refused",
-            help="avoid lookaround, backreferences and word boundaries",
+            where,
+            sample,
+            got,
+            ignore=set(rule.constants),
+            optional=set(ENVELOPE_KEYS) | {"prefix"},
         )
 
 
@@ -396,8 +423,9 @@ def _regexes(grammar: Grammar) -> Iterator[tuple[Path, str, regex.Pattern[str], 
 
 
 def check_timing(grammar: Grammar, *, budget_s: float = TIME_BUDGET_S) -> list[Problem]:
-    """Regexes that take longer than `budget_s` on some pathological line (the reference parser's
-    engine backtracks; the compiled core's is linear)."""
+    """Regexes that take longer than `budget_s` on some pathological line in a backtracking engine
+    (the `regex` module; PCRE2 backtracks alike). The compiled core's engine is linear: this guards
+    the exported lnav formats and the diagnostics that run the grammar's regexes in Python."""
     problems: list[Problem] = []
     for file, where, pattern, anchors in _regexes(grammar):
         for text in pathological_inputs(anchors):

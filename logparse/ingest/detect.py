@@ -3,16 +3,17 @@
 As in Pygments' `analyse_text`: a marker line settles it (1.0); otherwise the score is the share
 of non-empty head lines that show one of the engine's `signatures` (its logger's line shape) or
 that its grammar types (a kind every engine types counts half; request and warning lines are no
-evidence). Scoring never raises.
+evidence). The head is read by the compiled core in one call. Scoring never raises on what the
+lines hold; a missing core or a grammar the core refuses is its own error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from logparse.engine import compiled, core_text
 from logparse.errors import EngineNotDetected
 from logparse.grammar import Grammar
-from logparse.parse import LineParser
 
 HEAD_LINES = 400
 MIN_SCORE = 0.05
@@ -21,23 +22,23 @@ GENERIC_KINDS = frozenset({"request", "warning", "unparsed"})
 
 
 def score(grammar: Grammar, engine: str, head: Sequence[str]) -> float:
-    """How likely `engine` wrote these lines, in [0, 1]; 0.0 on any internal failure."""
+    """How likely `engine` wrote these lines, in [0, 1]; 0.0 when the lines cannot be read."""
+    lines = [line for line in head if line.strip()][:HEAD_LINES]
+    if not lines:
+        return 0.0
+    markers = grammar.engines[engine].markers
+    if any(marker in line for line in lines for marker in markers):
+        return 1.0
+    core = compiled(grammar, engine)  # compiled only when the lines are to be read
     try:
-        lines = [line for line in head if line.strip()][:HEAD_LINES]
-        if not lines:
-            return 0.0
-        markers = grammar.engines[engine].markers
-        if any(marker in line for line in lines for marker in markers):
-            return 1.0
-        parser = LineParser(grammar, engine)
         signatures = grammar.engines[engine].signatures
         shared = _shared_kinds(grammar)
         hits = 0.0
-        for i, line in enumerate(lines, 1):
+        for line, event in zip(lines, core.parse_lines([core_text(line) for line in lines]), strict=True):
             if any(s.search(line[:4096]) for s in signatures):
                 hits += 1
                 continue
-            kind = parser.parse(i, line)["kind"]
+            kind = event["kind"]
             if kind not in GENERIC_KINDS:
                 hits += 0.5 if kind in shared else 1.0
         return max(0.0, min(1.0, hits / len(lines)))

@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from logparse.engine import compiled
 from logparse.grammar import UNPARSED, Grammar, load_grammar
 from logparse.ingest import ingest
 from logparse.ingest.reader import ReadStats
 from logparse.mining.drain import Cluster, TemplateMiner
-from logparse.parse import LineParser
+
+BATCH_LINES = 8192  # unparsed lines handed to the core at a time, to have their envelopes peeled
 
 
 @dataclass
@@ -42,11 +44,16 @@ def mine_unparsed(
     miner = miner or TemplateMiner()
     unparsed = result.tables.get(UNPARSED)
     if unparsed is not None and result.engine is not None:
-        parser = LineParser(grammar, result.engine)
-        # only the lines the core left unparsed are framed again, by the reference peeler
-        for line_no, text in unparsed.lazy().select("line_no", "raw").collect().iter_rows():
-            frame = parser.frame(text)
-            miner.add(line_no, text, frame.body, frame.notes[-1].source if frame.notes else "")
+        core = compiled(grammar, result.engine)
+        rows = unparsed.lazy().select("line_no", "raw").collect()
+        # the core peels the envelope of each unparsed line again, for its message
+        for batch in rows.iter_slices(BATCH_LINES):
+            texts = batch["raw"].to_list()
+            events = core.parse_lines(texts, alone=True)
+            for line_no, text, event in zip(batch["line_no"].to_list(), texts, events, strict=True):
+                frame = event["_frame"]
+                notes = frame["notes"]
+                miner.add(line_no, text, frame["body"], notes[-1]["source"] if notes else "")
     return UnknownLines(
         result.source, result.engine or "", result.lines, miner.lines, miner.clusters(), result.stats, grammar
     )

@@ -18,13 +18,13 @@ from typing import Any
 
 import regex
 
+from logparse.engine import compiled, convert, core_text
 from logparse.escape import for_terminal
 from logparse.grammar import COMMON_FIELDS, REGEX_FLAGS, FieldType, Grammar
 from logparse.grammar.check import TIME_BUDGET_S, pathological_inputs
 from logparse.grammar.model import TOKEN_GROUPS as ENVELOPE_GROUPS
 from logparse.mining.drain import MINE_LIMIT, Cluster
 from logparse.mining.masking import Masked, token_key
-from logparse.parse import LineParser, convert
 
 RESERVED = frozenset({*ENVELOPE_GROUPS, *COMMON_FIELDS, "kind", "raw", "time"})
 _WORD = regex.compile(r"[A-Za-z][A-Za-z0-9]*", regex.ASCII)
@@ -211,12 +211,14 @@ def _slug(text: str) -> str:
 
 def suggest(clusters: Sequence[Cluster], grammar: Grammar, engine: str) -> list[Suggestion]:
     """A checked rule (or the reason for none) per cluster, in the given order."""
-    parser = LineParser(grammar, engine)
     taken_kinds = set(grammar.kinds)
     taken_rules = {r.name for r in grammar.engines[engine].rules}
-    builtin_bodies = [
-        (r.name, parser.frame(s.line)) for r in grammar.engines[engine].rules for s in r.samples
-    ]
+    samples = [s.line for r in grammar.engines[engine].rules for s in r.samples]
+    examples = [cluster.example.raw for cluster in clusters]
+    # the messages of the grammar's samples and of the examples, as the core peels them (one call)
+    events = compiled(grammar, engine).parse_lines([core_text(t) for t in samples + examples], alone=True)
+    bodies = [event["_frame"]["body"] for event in events]
+    builtin_bodies, body_of = bodies[: len(samples)], dict(zip(examples, bodies[len(samples) :], strict=True))
     suggestions: list[Suggestion] = []
     for cluster in clusters:
         s = Suggestion(cluster)
@@ -233,17 +235,16 @@ def suggest(clusters: Sequence[Cluster], grammar: Grammar, engine: str) -> list[
         slug = _slug(cluster.literal_text())
         s.kind = _unique(f"new_{slug}", taken_kinds)
         s.name = _unique(f"{s.kind}_v1", taken_rules)
-        _fill(s, parser, strict=False)
+        _fill(s, body_of[cluster.example.raw], strict=False)
     # Rules must be disjoint: no suggested rule may read another rule's sample.
     for s in suggestions:
         if s.problem:
             continue
         others = [
-            (o.name, _frame(parser, o.cluster.example.raw))
-            for o in suggestions
-            if o is not s and not o.problem
+            body_of[o.cluster.example.raw] for o in suggestions if o is not s and not o.problem
         ] + builtin_bodies
-        if _reads_any(s, others) and _fill(s, parser, strict=True) and _reads_any(s, others):
+        body = body_of[s.cluster.example.raw]
+        if _reads_any(s, others) and _fill(s, body, strict=True) and _reads_any(s, others):
             s.problem = "a rule for this template would also read other rules' samples"
     for s in suggestions:
         if not s.problem and not _fast(s.regex, s.anchor):
@@ -260,12 +261,9 @@ def _unique(base: str, taken: set[str]) -> str:
     return name
 
 
-def _frame(parser: LineParser, raw: str) -> Any:
-    return parser.frame(raw)
-
-
-def _fill(s: Suggestion, parser: LineParser, *, strict: bool) -> bool:
-    """Build the rule and its expected values from the example; False (with a problem) on failure."""
+def _fill(s: Suggestion, body: str, *, strict: bool) -> bool:
+    """Build the rule and its expected values from the example (whose message is `body`); False
+    (with a problem) on failure."""
     built = _build(s.cluster, strict=strict)
     if isinstance(built, str):
         s.problem = built
@@ -273,12 +271,11 @@ def _fill(s: Suggestion, parser: LineParser, *, strict: bool) -> bool:
     s.regex, s.types, s.anchor = built
     s.strict = strict
     try:
-        compiled = regex.compile(s.regex, REGEX_FLAGS)
+        pattern = regex.compile(s.regex, REGEX_FLAGS)
     except regex.error as exc:  # pragma: no cover - the builder escapes every literal
         s.problem = f"the suggested regex does not compile: {exc}"
         return False
-    frame = parser.frame(s.cluster.example.raw)
-    m = compiled.fullmatch(frame.body, timeout=TIME_BUDGET_S)
+    m = pattern.fullmatch(body, timeout=TIME_BUDGET_S)
     if m is None:
         s.problem = "the suggested regex does not read its own example"
         return False
@@ -294,13 +291,13 @@ def _fill(s: Suggestion, parser: LineParser, *, strict: bool) -> bool:
     return True
 
 
-def _reads_any(s: Suggestion, frames: Iterable[tuple[str, Any]]) -> bool:
-    compiled = regex.compile(s.regex, REGEX_FLAGS)
-    for _, frame in frames:
-        if s.anchor not in frame.body:
+def _reads_any(s: Suggestion, bodies: Iterable[str]) -> bool:
+    pattern = regex.compile(s.regex, REGEX_FLAGS)
+    for body in bodies:
+        if s.anchor not in body:
             continue
         try:
-            if compiled.fullmatch(frame.body, timeout=TIME_BUDGET_S) is not None:
+            if pattern.fullmatch(body, timeout=TIME_BUDGET_S) is not None:
                 return True
         except TimeoutError:
             return True
@@ -308,12 +305,12 @@ def _reads_any(s: Suggestion, frames: Iterable[tuple[str, Any]]) -> bool:
 
 
 def _fast(source: str, anchor: str) -> bool:
-    compiled = regex.compile(source, REGEX_FLAGS)
+    pattern = regex.compile(source, REGEX_FLAGS)
     for text in pathological_inputs((anchor,)):
         start = time.perf_counter()
         try:
-            compiled.fullmatch(text, timeout=TIME_BUDGET_S)
-            compiled.match(text, timeout=TIME_BUDGET_S)
+            pattern.fullmatch(text, timeout=TIME_BUDGET_S)
+            pattern.match(text, timeout=TIME_BUDGET_S)
         except TimeoutError:
             return False
         if time.perf_counter() - start > TIME_BUDGET_S / 2:

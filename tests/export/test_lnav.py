@@ -24,7 +24,7 @@ import logparse
 from logparse.cli import cli
 from logparse.export.lnav import build_format, format_name
 from logparse.export.lnav_tables import guess_type, sample_problems
-from logparse.export.pcre import to_pcre
+from logparse.grammar.regex_ir import to_pcre
 from logparse.grammar import load_grammar
 
 ENGINES = ("vllm", "sglang")
