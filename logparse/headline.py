@@ -355,6 +355,7 @@ def _kv_pool(s: Mapping[str, Any]) -> str:
     confidence = ((s.get("evidence") or {}).get("kv_pool_tokens") or {}).get("confidence")
     if confidence and confidence != "exact":
         text += f" ({s['evidence']['kv_pool_tokens']['how']})"
+    return text
 
 
 def _pools_text(startup: Mapping[str, Any]) -> str:

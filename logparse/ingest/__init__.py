@@ -178,9 +178,7 @@ def ingest(
     if is_table_folder(path):
         return read_folder(Path(path), patterns=patterns)
     grammar = load_grammar(patterns)
-    outcome = stream_log(
-        path, grammar, engine=engine, year=year, tz=tz, workers=workers, progress=progress
-    )
+    outcome = stream_log(path, grammar, engine=engine, year=year, tz=tz, workers=workers, progress=progress)
     return _result(outcome, _frames(outcome.tables), grammar)
 
 

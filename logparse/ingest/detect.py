@@ -90,5 +90,5 @@ def typed_lines(grammar: Grammar, engine: str, head: Sequence[str]) -> int:
     """How many of the non-empty head lines `engine`'s grammar types (any kind but `unparsed`):
     what breaks a tie of scores."""
     lines = [line for line in head if line.strip()][:HEAD_LINES]
-    parser = LineParser(grammar, engine)
-    return sum(parser.parse(i, line)["kind"] != "unparsed" for i, line in enumerate(lines, 1))
+    events = compiled(grammar, engine).parse_lines([core_text(line) for line in lines])
+    return sum(event["kind"] != "unparsed" for event in events)

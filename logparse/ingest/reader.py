@@ -65,7 +65,9 @@ def describe(path: str | Path) -> str:
     return "standard input" if str(path) == "-" else str(path)
 
 
-def open_reader(source: str | Path | BinaryIO, block_bytes: int | None = None, *, name: str | None = None) -> Any:
+def open_reader(
+    source: str | Path | BinaryIO, block_bytes: int | None = None, *, name: str | None = None
+) -> Any:
     """A core reader of `source`: a path (`-` is stdin; gzip is known by its magic bytes) or a
     binary stream. Raises `InputError` when the path cannot be read."""
     core = core_module()

@@ -155,7 +155,9 @@ def stream_log(
         restarts=out["restarts"],
         span=None if span is None else (_instant(span[0]), _instant(span[1])),
         ranks=list(out["ranks"]),
-        tables={kind: [pa.record_batch(b) for b in batches] for kind, batches in out.get("tables", {}).items()},
+        tables={
+            kind: [pa.record_batch(b) for b in batches] for kind, batches in out.get("tables", {}).items()
+        },
     )
 
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 from logparse.errors import InputError
 
-
 DEFAULT_ZONE = "UTC"  # stamps without a zone, unless --tz: the same times on every machine
 
 
