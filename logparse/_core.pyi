@@ -36,6 +36,15 @@ class TimeFacts(TypedDict):
     anchor: str | None
     rollovers: int
 
+class Stages(TypedDict):
+    """Seconds per stage of one ingest, summed over the threads that ran it."""
+
+    read: float
+    parse: float
+    finish: float
+    close: float
+    write: float
+
 class IngestOutcome(TypedDict):
     """What `Core.ingest` learned; `tables` (kind -> batches) when they were kept in memory."""
 
@@ -48,6 +57,7 @@ class IngestOutcome(TypedDict):
     restarts: int
     span: tuple[int, int] | None
     ranks: list[str]
+    stages: Stages
     tables: NotRequired[dict[str, list[ArrowBatch]]]
 
 class StampParts(TypedDict):

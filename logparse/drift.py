@@ -146,8 +146,12 @@ def analyse(
     grammar = result.grammar or load_grammar()
     rules = _anchored_rules(grammar, result.engine)
     typed: dict[str, dict[str, int]] = {}
-    for kind, frame in result.tables.items():  # DataFrames, or lazy scans of a streamed log's files
-        if kind == UNPARSED or "rule" not in _columns(frame) or _is_empty(frame):
+    if result.rule_counts:  # counted by the core while parsing
+        for (kind, rule), n in sorted(result.rule_counts.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            if kind != UNPARSED and rule is not None:
+                typed.setdefault(kind, {})[rule] = n
+    for kind, frame in result.tables.items():  # a folder read back: DataFrames, or lazy scans
+        if result.rule_counts or kind == UNPARSED or "rule" not in _columns(frame) or _is_empty(frame):
             continue
         counts = frame.lazy().group_by("rule").len().collect().sort("rule").iter_rows()
         typed[kind] = {str(rule): int(n) for rule, n in counts}

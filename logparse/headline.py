@@ -171,7 +171,8 @@ def headline(result: IngestResult) -> dict[str, Any]:
     `result` tables may be lazy scans of its Parquet files (`ingest.ingest_to_folder`).
     """
     t = result.tables
-    start, end = _time_span(t)
+    # the core counted the span and the ranks while parsing; a folder read back has to scan for them
+    start, end = result.span if result.span is not None else _time_span(t)
     preempt = t.get("preemption")
     retract_expr = pl.col("mode").str.to_lowercase().str.contains("retract")
     retractions = 0
@@ -218,7 +219,7 @@ def headline(result: IngestResult) -> dict[str, Any]:
         "start": start.isoformat(sep=" ") if start else None,
         "end": end.isoformat(sep=" ") if end else None,
         "duration_s": (end - start).total_seconds() if start and end else None,
-        "ranks": _ranks(t),
+        "ranks": result.ranks if result.ranks is not None else _ranks(t),
         "lines": result.lines,
         "typed_lines": result.typed_lines,
         "coverage": None if empty else result.coverage,

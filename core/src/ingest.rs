@@ -7,7 +7,9 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
+use std::time::Instant;
 
 use crate::block::{parse_block, ParsedBlock, PARTIAL};
 use crate::compiled::Compiled;
@@ -57,6 +59,37 @@ pub struct Outcome {
     pub span: Option<(i64, i64)>,
     /// Every rank printed.
     pub ranks: BTreeSet<String>,
+    /// Where the time went: seconds per stage, summed over the threads that ran it.
+    pub stages: Stages,
+}
+
+/// Seconds spent per stage of the pipeline (summed over threads; the last reading only).
+#[derive(Debug, Clone, Default)]
+pub struct Stages {
+    /// Reading the input and cutting it into blocks (the calling thread).
+    pub read_s: f64,
+    /// Parsing blocks: envelopes, rules, values, columns (the parsing threads).
+    pub parse_s: f64,
+    /// Resolving `time`, adding the derived columns, handing tables to the sinks (the calling thread).
+    pub finish_s: f64,
+    /// Closing the sinks (the last row groups, the file footers).
+    pub close_s: f64,
+    /// The sinks' own threads: encoding and writing Parquet row groups.
+    pub write_s: f64,
+}
+
+/// Time measured on several threads, added up.
+#[derive(Default)]
+struct Clock(AtomicU64);
+
+impl Clock {
+    fn add(&self, since: Instant) {
+        self.0.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    fn seconds(&self) -> f64 {
+        self.0.load(Ordering::Relaxed) as f64 / 1e9
+    }
 }
 
 /// How to read a log.
@@ -79,6 +112,9 @@ struct Tally {
     nul_lines: u64,
     longest_line: u64,
     span: Option<(i64, i64)>,
+    read: Clock,
+    parse: Clock,
+    finish: Clock,
 }
 
 enum Stop {
@@ -108,19 +144,22 @@ pub fn ingest(
             .and_then(|tally| resolver.finish().map(|()| tally).map_err(Stop::Again));
         match run {
             Ok(tally) => {
+                let closing = Instant::now();
                 let mut kinds = BTreeSet::new();
                 for sink in &mut sinks {
                     kinds.extend(sink.close()?);
                 }
                 source.finish();
-                return Ok(outcome(
-                    grammar,
-                    source,
-                    tally,
-                    kinds.into_iter().collect(),
-                    resolver.facts().clone(),
-                    restarts,
-                ));
+                let times = resolver.facts().clone();
+                let mut done = outcome(grammar, source, &tally, kinds.into_iter().collect(), times, restarts);
+                done.stages = Stages {
+                    read_s: tally.read.seconds(),
+                    parse_s: tally.parse.seconds(),
+                    finish_s: tally.finish.seconds(),
+                    close_s: closing.elapsed().as_secs_f64(),
+                    write_s: sinks.iter().map(|s| s.busy_seconds()).sum(),
+                };
+                return Ok(done);
             }
             Err(stop) => {
                 for sink in &mut sinks {
@@ -149,7 +188,7 @@ pub fn ingest(
 fn outcome(
     grammar: &Compiled,
     source: &Source,
-    tally: Tally,
+    tally: &Tally,
     kinds: Vec<String>,
     times: TimeFacts,
     restarts: u32,
@@ -182,7 +221,8 @@ fn outcome(
         times,
         restarts,
         span: tally.span,
-        ranks: tally.ranks.into_iter().collect(),
+        ranks: tally.ranks.iter().cloned().collect(),
+        stages: Stages::default(),
     }
 }
 
@@ -198,7 +238,9 @@ fn read_all(
     let mut tally = Tally::default();
     let mut settled = false;
     let mut finish = |parsed: ParsedBlock, source: &mut Source, tally: &mut Tally| -> std::result::Result<(), Stop> {
+        let started = Instant::now();
         finish_block(grammar, parsed, sinks, resolver, tally)?;
+        tally.finish.add(started);
         if !settled && resolver.settled() {
             settled = true;
             source.stop_spooling();
@@ -212,8 +254,13 @@ fn read_all(
     if workers <= 1 {
         let mut parser = grammar.take_parser()?;
         let result = (|| {
-            while let Some(block) = source.next_block()? {
+            loop {
+                let started = Instant::now();
+                let Some(block) = source.next_block()? else { break };
+                tally.read.add(started);
+                let started = Instant::now();
                 let parsed = parse_block(grammar, &mut parser, &block)?;
+                tally.parse.add(started);
                 finish(parsed, source, &mut tally)?;
             }
             Ok(())
@@ -221,6 +268,7 @@ fn read_all(
         grammar.give_back(parser);
         return result.map(|()| tally);
     }
+    let parse_clock = Arc::new(Clock::default());
     std::thread::scope(|scope| {
         let (job_tx, job_rx) = mpsc::sync_channel::<(u64, Block)>(workers);
         let job_rx = Arc::new(Mutex::new(job_rx));
@@ -228,6 +276,7 @@ fn read_all(
         for n in 0..workers {
             let job_rx = job_rx.clone();
             let done_tx = done_tx.clone();
+            let clock = parse_clock.clone();
             std::thread::Builder::new()
                 .name(format!("logparse-block-{n}"))
                 .spawn_scoped(scope, move || {
@@ -241,7 +290,10 @@ fn read_all(
                     loop {
                         let job = job_rx.lock().expect("job queue").recv();
                         let Ok((seq, block)) = job else { break };
-                        if done_tx.send((seq, parse_block(grammar, &mut parser, &block))).is_err() {
+                        let started = Instant::now();
+                        let parsed = parse_block(grammar, &mut parser, &block);
+                        clock.add(started);
+                        if done_tx.send((seq, parsed)).is_err() {
                             break;
                         }
                     }
@@ -256,7 +308,10 @@ fn read_all(
             let mut waiting: BTreeMap<u64, ParsedBlock> = BTreeMap::new();
             loop {
                 while !ended && sent - next < 2 * workers as u64 {
-                    match source.next_block()? {
+                    let started = Instant::now();
+                    let block = source.next_block()?;
+                    tally.read.add(started);
+                    match block {
                         Some(block) => {
                             job_tx
                                 .send((sent, block))
@@ -280,6 +335,7 @@ fn read_all(
         drop(job_tx);
         result
     })?;
+    tally.parse.0.store(parse_clock.0.load(Ordering::Relaxed), Ordering::Relaxed);
     Ok(tally)
 }
 

@@ -409,6 +409,13 @@ impl Core {
         d.set_item("restarts", outcome.restarts)?;
         d.set_item("span", outcome.span)?;
         d.set_item("ranks", outcome.ranks.iter().cloned().collect::<Vec<_>>())?;
+        let stages = PyDict::new(py);
+        stages.set_item("read", outcome.stages.read_s)?;
+        stages.set_item("parse", outcome.stages.parse_s)?;
+        stages.set_item("finish", outcome.stages.finish_s)?;
+        stages.set_item("close", outcome.stages.close_s)?;
+        stages.set_item("write", outcome.stages.write_s)?;
+        d.set_item("stages", stages)?;
         if let Some(tables) = memory_tables.lock().expect("tables").take() {
             let t = PyDict::new(py);
             for (kind, batches) in tables {

@@ -21,10 +21,26 @@ fn ray_re() -> &'static Regex {
     RE.get_or_init(|| Regex::new(r"[ \t]*\[repeated [0-9]{1,12}x across cluster\]\z").expect("Ray regex"))
 }
 
+/// Whether `bytes` may hold a sequence `ansi_re` removes: an ESC, a caret-escaped `^[[`, or a `[`
+/// followed by digits and `;` up to an `m` (the ESC-less colour codes some log pipes leave).
+/// Most lines hold a `[` (a bracketed stamp, a file:line), never such a sequence.
+fn may_hold_ansi(bytes: &[u8]) -> bool {
+    if memchr::memchr(0x1b, bytes).is_some() {
+        return true;
+    }
+    memchr::memchr_iter(b'[', bytes).any(|at| {
+        if at > 0 && bytes[at - 1] == b'^' {
+            return true;
+        }
+        let rest = &bytes[at + 1..];
+        let run = rest.iter().take_while(|b| b.is_ascii_digit() || **b == b';').count();
+        run > 0 && rest.get(run) == Some(&b'm')
+    })
+}
+
 /// Remove terminal colour and control sequences.
 pub fn strip_ansi(text: &str) -> Cow<'_, str> {
-    let bytes = text.as_bytes();
-    if memchr::memchr2(0x1b, b'[', bytes).is_none() {
+    if !may_hold_ansi(text.as_bytes()) {
         return Cow::Borrowed(text);
     }
     ansi_re().replace_all(text, "")
@@ -120,5 +136,14 @@ mod tests {
         assert_eq!(clean_tail("msg   \u{2502}  "), "msg");
         assert_eq!(clean_tail("msg [repeated 7x across cluster]"), "msg");
         assert_eq!(cut_chars("héllo", 2), "hé");
+    }
+
+    #[test]
+    fn the_prefilter_never_skips_a_sequence_the_regex_removes() {
+        let cases = ["[2026-07-28 17:07:44] x", "a [0m b", "^[[32mx", "[12;3", "[1;36mx", "[5]", "\x1b", "[m", "[97m"];
+        for text in cases {
+            assert_eq!(strip_ansi(text), ansi_re().replace_all(text, ""), "{text}");
+        }
+        assert!(matches!(strip_ansi("[2026-07-28 17:07:44 TP0] Decode batch"), Cow::Borrowed(_)));
     }
 }

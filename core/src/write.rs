@@ -54,6 +54,10 @@ pub trait Sink: Send {
     fn close(&mut self) -> Result<Vec<String>>;
     /// Drop everything written (a restart, an error).
     fn abort(&mut self);
+    /// Seconds this sink's own threads spent working (encoding, writing), for the stage profile.
+    fn busy_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 /// How a folder holds its tables.
@@ -206,6 +210,7 @@ pub struct ParquetSink {
     to_writer: Option<mpsc::SyncSender<Message>>,
     thread: Option<JoinHandle<()>>,
     failed: std::sync::Arc<std::sync::Mutex<Option<Error>>>,
+    busy: std::sync::Arc<std::sync::atomic::AtomicU64>, // nanoseconds the writer thread worked
 }
 
 impl ParquetSink {
@@ -215,6 +220,8 @@ impl ParquetSink {
         let failed = std::sync::Arc::new(std::sync::Mutex::new(None));
         let folder = folder.to_path_buf();
         let shared = failed.clone();
+        let busy = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let working = busy.clone();
         let thread = std::thread::Builder::new()
             .name("logparse-parquet".into())
             .spawn(move || {
@@ -226,6 +233,7 @@ impl ParquetSink {
                             if error.is_some() {
                                 continue;
                             }
+                            let started = std::time::Instant::now();
                             let writer = writers
                                 .entry(kind.clone())
                                 .or_insert_with(|| KindWriter::new(&folder, &kind, shape, schema));
@@ -233,6 +241,8 @@ impl ParquetSink {
                                 *shared.lock().expect("writer error") = Some(clone_error(&e));
                                 error = Some(e);
                             }
+                            let spent = started.elapsed().as_nanos() as u64;
+                            working.fetch_add(spent, std::sync::atomic::Ordering::Relaxed);
                         }
                         Message::Close(reply) => {
                             let result = match error.take() {
@@ -258,7 +268,7 @@ impl ParquetSink {
                 writers.values_mut().for_each(KindWriter::abort);
             })
             .expect("spawn the parquet writer");
-        ParquetSink { schemas, to_writer: Some(tx), thread: Some(thread), failed }
+        ParquetSink { schemas, to_writer: Some(tx), thread: Some(thread), failed, busy }
     }
 
     fn stop(&mut self) {
@@ -300,6 +310,10 @@ impl Sink for ParquetSink {
         let result = answer.recv().unwrap_or_else(|_| Err(Error::Callback("the parquet writer stopped".into())));
         self.stop();
         result
+    }
+
+    fn busy_seconds(&self) -> f64 {
+        self.busy.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1e9
     }
 
     fn abort(&mut self) {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,7 @@ class Outcome:
     span: tuple[dt.datetime, dt.datetime] | None = None
     ranks: list[str] = field(default_factory=list)
     tables: dict[str, list[pa.RecordBatch]] = field(default_factory=dict)
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage of the core (threads summed)
 
 
 def usable_cores() -> int:
@@ -131,6 +133,7 @@ def stream_log(
         if progress is not None:
             progress(done, total)
 
+    started = time.perf_counter()
     out = compiled(grammar, chosen).ingest(
         reader,
         options,
@@ -140,6 +143,8 @@ def stream_log(
         sink=sink,
         progress=stopped,
     )
+    if os.environ.get("LOGPARSE_PROFILE"):
+        _print_profile(dict(out["stages"]), time.perf_counter() - started, reader.size)
     times = out["times"]
     span = out["span"]
     return Outcome(
@@ -158,7 +163,32 @@ def stream_log(
         tables={
             kind: [pa.record_batch(b) for b in batches] for kind, batches in out.get("tables", {}).items()
         },
+        stages=dict(out["stages"]),
     )
+
+
+STAGES = {
+    "read": "reading blocks (I/O, newlines, cut lines)",
+    "parse": "parsing blocks (envelopes, rules, values, columns)",
+    "finish": "time, derived columns, hand-off to the sinks",
+    "write": "Parquet row groups (encode, compress, write)",
+    "close": "closing the tables (last row groups, footers)",
+}
+
+
+def _print_profile(stages: dict[str, float], wall: float, size: int | None) -> None:
+    """`LOGPARSE_PROFILE=1`: the core's seconds per stage on stderr (threads summed, so the total
+    may exceed the call's wall time)."""
+    import sys
+
+    total = sum(stages.values()) or 1.0
+    rows = ["logparse profile (seconds by stage, threads summed):"]
+    for key, label in STAGES.items():
+        spent = stages.get(key, 0.0)
+        rate = f"{(size or 0) / 1e6 / spent:9,.0f} MB/s" if spent and size else ""
+        rows.append(f"  {label:<52}{spent:7.2f} s {100 * spent / total:5.1f}% {rate}")
+    rows.append(f"  {'the core call, wall time':<52}{wall:7.2f} s")
+    print("\n".join(rows), file=sys.stderr)
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
