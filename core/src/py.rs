@@ -84,10 +84,25 @@ fn to_py(py: Python<'_>, e: Error, raised: &RefCell<Option<PyErr>>) -> PyErr {
 struct PyStream {
     stream: Py<PyAny>,
     method: &'static str,
+    // what a read handed over beyond the bytes asked for (a stream need not keep to `n`)
+    left: Vec<u8>,
+    at: usize,
+}
+
+impl PyStream {
+    fn new(stream: Py<PyAny>, method: &'static str) -> PyStream {
+        PyStream { stream, method, left: Vec::new(), at: 0 }
+    }
 }
 
 impl ByteSource for PyStream {
     fn read_into(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at < self.left.len() {
+            let n = buf.len().min(self.left.len() - self.at);
+            buf[..n].copy_from_slice(&self.left[self.at..self.at + n]);
+            self.at += n;
+            return Ok(n);
+        }
         Python::attach(|py| {
             let chunk = self
                 .stream
@@ -97,6 +112,10 @@ impl ByteSource for PyStream {
             let data = bytes.as_bytes();
             let n = data.len().min(buf.len());
             buf[..n].copy_from_slice(&data[..n]);
+            if data.len() > n {
+                self.left = data[n..].to_vec();
+                self.at = 0;
+            }
             Ok(n)
         })
     }
@@ -129,7 +148,7 @@ impl Reader {
         size: Option<u64>,
     ) -> PyResult<Reader> {
         let method = if stream.hasattr("read1")? { "read1" } else { "read" };
-        let input = PyStream { stream: stream.unbind(), method };
+        let input = PyStream::new(stream.unbind(), method);
         Ok(Reader { source: Mutex::new(Source::stream(name, Box::new(input), size, block_bytes, max_line)) })
     }
 
