@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use crate::compiled::Compiled;
 use crate::error::Error;
 use crate::ingest::{ingest, Hooks, IngestOptions, Outcome};
+use crate::jsonl::JsonlSink;
 use crate::read::{block_lines, ByteSource, ReadStats, Source};
 use crate::time::{Date, TimeFacts, TimeOptions};
 use crate::write::{Layout, MemorySink, ParquetSink, Shape, Sink, PART_ROW_GROUPS, ROW_GROUP_ROWS};
@@ -346,9 +347,10 @@ impl Core {
     /// `folder` and `layout` (`flat` / `hive`) write Parquet; without a folder the tables are
     /// returned in memory (`tables`: kind -> list of batches). `sink` is a Python object that gets
     /// every batch too (`add`, `end_block`, `settle`, `close`, `abort`); `memory=False` with a sink
-    /// keeps nothing. `progress(position, size)` is called after each block and `cancel.is_set()`
-    /// stops the run.
-    #[pyo3(signature = (reader, options, *, folder=None, layout="flat", memory=true, sink=None, progress=None, cancel=None))]
+    /// keeps nothing. `jsonl` is a text stream that gets every event as a JSON line (one `write` per
+    /// block). `progress(position, size)` is called after each block and `cancel.is_set()` stops
+    /// the run.
+    #[pyo3(signature = (reader, options, *, folder=None, layout="flat", memory=true, sink=None, jsonl=None, progress=None, cancel=None))]
     #[allow(clippy::too_many_arguments)]
     fn ingest<'py>(
         &self,
@@ -359,6 +361,7 @@ impl Core {
         layout: &str,
         memory: bool,
         sink: Option<Py<PyAny>>,
+        jsonl: Option<Py<PyAny>>,
         progress: Option<Py<PyAny>>,
         cancel: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
@@ -397,11 +400,21 @@ impl Core {
                     let s = Python::attach(|py| s.clone_ref(py));
                     sinks.push(Box::new(PySink { sink: s, raised: raised.clone() }));
                 }
+                if let Some(stream) = &jsonl {
+                    let stream = Python::attach(|py| stream.clone_ref(py));
+                    let raised = raised.clone();
+                    let write = move |text: &str| -> crate::error::Result<()> {
+                        Python::attach(|py| stream.call_method1(py, "write", (text,)).map(|_| ())).map_err(|e| {
+                            let shown = e.to_string();
+                            *raised.lock().expect("raised") = Some(e);
+                            Error::Callback(shown)
+                        })
+                    };
+                    sinks.push(Box::new(JsonlSink::new(Box::new(write))));
+                }
                 match &folder {
                     Some(folder) => sinks.push(Box::new(ParquetSink::new(folder, shape, schemas.clone()))),
-                    None if memory || sinks.is_empty() => {
-                        sinks.push(Box::new(Keeper { inner: MemorySink::default(), out: keep.clone() }))
-                    }
+                    None if memory => sinks.push(Box::new(Keeper { inner: MemorySink::default(), out: keep.clone() })),
                     None => {}
                 }
                 Ok(sinks)
