@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, cast
 
 import pyarrow as pa
 
@@ -147,7 +147,7 @@ def stream_log(
         progress=stopped,
     )
     if os.environ.get("LOGPARSE_PROFILE"):
-        _print_profile(dict(out["stages"]), time.perf_counter() - started, reader.size)
+        _print_profile(cast(dict[str, float], out["stages"]), time.perf_counter() - started, reader.size)
     times = out["times"]
     span = out["span"]
     return Outcome(
@@ -166,7 +166,7 @@ def stream_log(
         tables={
             kind: [pa.record_batch(b) for b in batches] for kind, batches in out.get("tables", {}).items()
         },
-        stages=dict(out["stages"]),
+        stages=dict(cast(dict[str, float], out["stages"])),
     )
 
 
