@@ -41,6 +41,7 @@ pub struct Compiled {
     /// The `raw` column of `unparsed`.
     pub raw_column: Option<usize>,
     parsers: Mutex<Vec<LineParser>>,
+    template: Mutex<LineParser>, // cloned for each further thread: its regexes shared, not compiled again
 }
 
 impl Compiled {
@@ -117,7 +118,7 @@ impl Compiled {
         }
         let extra_column = layouts.iter().map(|l| l.index.get("extra").copied()).collect();
         let raw_column = layouts[unparsed].index.get("raw").copied();
-        let first = LineParser::new(&spec, &by_name).map_err(Error::Grammar)?;
+        let template = LineParser::new(&spec, &by_name).map_err(Error::Grammar)?;
         Ok(Compiled {
             engine: spec.engine.clone(),
             kinds,
@@ -130,7 +131,8 @@ impl Compiled {
             rule_names,
             unparsed,
             raw_column,
-            parsers: Mutex::new(vec![first]),
+            parsers: Mutex::new(vec![template.clone()]),
+            template: Mutex::new(template),
             spec,
         })
     }
@@ -140,8 +142,7 @@ impl Compiled {
         if let Some(parser) = self.parsers.lock().expect("parser pool").pop() {
             return Ok(parser);
         }
-        let layouts = self.kinds.iter().cloned().zip(self.layouts.iter().cloned()).collect();
-        LineParser::new(&self.spec, &layouts).map_err(Error::Grammar)
+        Ok(self.template.lock().expect("parser template").clone())
     }
 
     /// Return a parser to the pool.

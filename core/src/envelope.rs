@@ -52,6 +52,7 @@ impl Frame<'_> {
 }
 
 /// One token: its regex and the groups that give what it tells.
+#[derive(Clone)]
 struct Token {
     name: String,
     regex: Compiled,
@@ -64,10 +65,13 @@ struct Token {
 }
 
 /// Peels envelopes with one grammar's tokens.
+#[derive(Clone)]
 pub struct Peeler {
     tokens: Vec<Token>,
-    // `before[k]`: does any token before token k match here (a DFA test, no captures)
-    before: Vec<Option<Regex>>,
+    // `before[k]`: does any token before token k match here (a DFA test, no captures); built the
+    // first time token k is the predicted one (a log predicts a few tokens of the grammar's 30)
+    before: std::cell::RefCell<Vec<Option<Regex>>>,
+    bodies: Vec<String>, // each token's pattern without its anchor and group names
     any: Regex,
     first: ByteSet,
     predicted: std::cell::RefCell<Vec<usize>>,
@@ -103,22 +107,35 @@ impl Peeler {
                 regex,
             });
         }
-        let alternation = |parts: &[String]| -> Result<Regex, String> {
-            let plain: Vec<String> = parts.iter().map(|p| strip_names(p)).collect();
-            Regex::new(&format!(r"\A(?:{})", plain.join("|"))).map_err(|e| format!("tokens: {e}"))
-        };
-        let before = (0..bodies.len())
-            .map(|k| if k == 0 { Ok(None) } else { alternation(&bodies[..k]).map(Some) })
-            .collect::<Result<Vec<_>, String>>()?;
+        let bodies: Vec<String> = bodies.iter().map(|p| strip_names(p)).collect();
+        let any = alternation(&bodies).map_err(|e| format!("tokens: {e}"))?;
         Ok(Peeler {
-            any: alternation(&bodies)?,
-            before,
+            any,
+            before: std::cell::RefCell::new(vec![None; bodies.len()]),
+            bodies,
             tokens,
             first,
             predicted: Default::default(),
             levels: spec.levels.clone(),
             container: spec.container.clone(),
         })
+    }
+
+    /// Whether a token before token `k` (grammar order) matches at the start of `text`.
+    fn earlier_token_matches(&self, k: usize, text: &str) -> bool {
+        if k == 0 {
+            return false;
+        }
+        let mut before = self.before.borrow_mut();
+        if before[k].is_none() {
+            // a prefix of the alternation `any` compiled: it compiles too (else: assume a match,
+            // and the tokens are tried in order)
+            match alternation(&self.bodies[..k]) {
+                Ok(regex) => before[k] = Some(regex),
+                Err(_) => return true,
+            }
+        }
+        before[k].as_ref().is_some_and(|r| r.is_match(text))
     }
 
     /// The name of a note's source: its token's, or `record`.
@@ -143,7 +160,7 @@ impl Peeler {
         }
         let guess = step.and_then(|s| self.predicted.borrow().get(s).copied());
         if let Some(k) = guess {
-            let earlier = self.before[k].as_ref().map(|r| r.is_match(text)).unwrap_or(false);
+            let earlier = self.earlier_token_matches(k, text);
             if !earlier {
                 if let Some(found) = self.token_at(k, text) {
                     return Some(found);
@@ -327,6 +344,11 @@ impl Peeler {
         let prefix = parts.join(" ");
         (notes, if prefix.is_empty() { None } else { Some(prefix) })
     }
+}
+
+/// The anchored alternation of token bodies (their groups already non-capturing).
+fn alternation(bodies: &[String]) -> Result<Regex, regex::Error> {
+    Regex::new(&format!(r"\A(?:{})", bodies.join("|")))
 }
 
 /// `pattern` with its groups made non-capturing (a DFA test needs no captures).

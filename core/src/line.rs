@@ -36,6 +36,7 @@ pub struct Event {
     pub fields: Fields,
 }
 
+#[derive(Clone)]
 pub struct LineParser {
     pub rules: Vec<Rule>,
     regular: Vec<usize>,

@@ -3,6 +3,7 @@
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 
 /// The literals of all rules; `scan` tells which occur in a text.
+#[derive(Clone)]
 pub struct Needles {
     literals: Vec<String>,
     automaton: Option<AhoCorasick>,

@@ -206,7 +206,7 @@ impl Source {
                 max_line,
             ));
         }
-        let (input, snapshot, gzip, size) = open_file(Path::new(path), &name)?;
+        let (input, snapshot, gzip, size) = open_file(Path::new(path), &name, true)?;
         let origin = if snapshot.is_some() { Origin::File(PathBuf::from(path)) } else { Origin::Stream };
         Ok(Source::over(name, origin, input, snapshot, gzip, size, block_bytes, max_line))
     }
@@ -379,6 +379,10 @@ impl Source {
                 }
                 Err(e) => {
                     let os_error = self.snapshot.as_ref().and_then(|s| s.0.lock().expect("snapshot").failed.take());
+                    if self.gzip && os_error.is_none() && self.stats.bytes_read == 0 && self.reopen_plain()? {
+                        // not gzip after all: a file that only starts with its magic bytes
+                        continue;
+                    }
                     if self.gzip && os_error.is_none() {
                         self.stats.notes.push(format!(
                             "{}: compressed stream ends early or is corrupt ({}); read up to line {}",
@@ -410,6 +414,23 @@ impl Source {
         }
     }
 
+    /// A regular file whose gzip header does not read, opened again as plain text (true); false
+    /// for a stream, which cannot be read again here.
+    fn reopen_plain(&mut self) -> Result<bool> {
+        let Origin::File(path) = &self.origin else { return Ok(false) };
+        let path = path.clone();
+        let (_, snapshot, _, _) = open_file(&path, &self.name, false)?;
+        let Some(shared) = snapshot else { return Ok(false) };
+        if let (Some(first), Ok(mut s)) = (self.size, shared.0.lock()) {
+            s.remaining = first.min(s.size);
+            s.size = first;
+        }
+        self.input = Box::new(shared.clone());
+        self.snapshot = Some(shared);
+        self.gzip = false;
+        Ok(true)
+    }
+
     /// Whether the blocks can be read again from the start.
     pub fn can_restart(&self) -> bool {
         matches!(self.origin, Origin::File(_)) || self.spool.is_some()
@@ -422,7 +443,7 @@ impl Source {
             Origin::File(path) => {
                 let path = path.clone();
                 let size = self.size;
-                let (input, snapshot, gzip, _) = open_file(&path, &self.name)?;
+                let (input, snapshot, gzip, _) = open_file(&path, &self.name, true)?;
                 if let (Some(shared), Some(first)) = (&snapshot, size) {
                     let mut s = shared.0.lock().expect("snapshot");
                     if s.size != first {
@@ -485,7 +506,9 @@ impl Source {
 
 type Opened = (Box<dyn ByteSource>, Option<Shared>, bool, Option<u64>);
 
-fn open_file(path: &Path, name: &str) -> Result<Opened> {
+/// Open a log file read up to its size now; gzip (known by its magic bytes) decompressed when
+/// `sniff` (the decoder reads the header as it is made).
+fn open_file(path: &Path, name: &str, sniff: bool) -> Result<Opened> {
     let shown = crate::text::for_terminal(name);
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => Error::Input(format!("{shown}: no such file")),
@@ -515,7 +538,7 @@ fn open_file(path: &Path, name: &str) -> Result<Opened> {
         shrank: false,
         failed: None,
     })));
-    let gzip = got == 2 && magic == GZIP_MAGIC;
+    let gzip = sniff && got == 2 && magic == GZIP_MAGIC;
     let input: Box<dyn ByteSource> = if gzip {
         Box::new(flate2::read::MultiGzDecoder::new(io::BufReader::with_capacity(1 << 20, shared.clone())))
     } else {
@@ -831,6 +854,20 @@ mod tests {
             rest += 1;
         }
         assert_eq!(rest, 2);
+    }
+
+    #[test]
+    fn a_file_that_only_starts_like_gzip_is_read_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("junk.log");
+        std::fs::write(&path, b"\x1f\x8b not gzip\nsecond\n").unwrap();
+        let mut source = Source::open(path.to_str().unwrap(), 1 << 16, 1 << 20).unwrap();
+        let mut lines = Vec::new();
+        while let Some(block) = source.next_block().unwrap() {
+            lines.extend(block_lines(&block));
+        }
+        assert_eq!(lines, vec!["\u{1f}\u{fffd} not gzip".to_string(), "second".to_string()]);
+        assert!(source.stats.notes.is_empty());
     }
 
     #[test]

@@ -2,8 +2,20 @@
 //! each field's groups are known by index.
 
 use regex::{CaptureLocations, Regex};
+use regex_automata::dfa::onepass;
+use regex_automata::util::primitives::NonMaxUsize;
+use regex_automata::{Anchored, Input};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+
+/// An anchored one-pass pattern run by the one-pass DFA itself: a short value or title is matched
+/// with its captures in one pass, without the meta engine's set-up for every call.
+#[derive(Clone)]
+struct OnePass {
+    dfa: onepass::DFA,
+    cache: RefCell<onepass::Cache>,
+    slots: RefCell<Vec<Option<NonMaxUsize>>>,
+}
 
 /// A regex and, per field (by the caller's index), the group indices that give it, in pattern order.
 pub struct Compiled {
@@ -18,11 +30,32 @@ pub struct Compiled {
     onepass: bool,
     // the last text whose groups `captures_memo` read (the capture slots still hold them)
     memo: RefCell<String>,
+    direct: Option<OnePass>,
+}
+
+impl Clone for Compiled {
+    /// The same compiled regex (shared, cheap) with capture slots of its own.
+    fn clone(&self) -> Compiled {
+        Compiled {
+            regex: self.regex.clone(),
+            locs: RefCell::new(self.regex.capture_locations()),
+            group_index: self.group_index.clone(),
+            cuttable: self.cuttable,
+            onepass: self.onepass,
+            memo: RefCell::new(String::from("\u{0}")),
+            direct: self.direct.as_ref().map(|d| OnePass {
+                dfa: d.dfa.clone(),
+                cache: RefCell::new(d.dfa.create_cache()),
+                slots: RefCell::new(vec![None; d.dfa.get_nfa().group_info().slot_len()]),
+            }),
+        }
+    }
 }
 
 /// The spans of one match's groups (byte offsets into the haystack).
 pub struct Spans<'c> {
     compiled: &'c Compiled,
+    direct: bool, // the groups are in the one-pass DFA's slots, not in `locs`
 }
 
 impl Compiled {
@@ -33,8 +66,18 @@ impl Compiled {
             regex.capture_names().enumerate().filter_map(|(i, n)| n.map(|n| (n.to_string(), i))).collect();
         let cuttable =
             !pattern.contains('$') && !pattern.contains(r"\z") && !pattern.contains(r"\b") && !pattern.contains(r"\B");
-        let onepass = regex_automata::dfa::onepass::DFA::new(pattern).is_ok();
-        Ok(Compiled { regex, locs, group_index, cuttable, onepass, memo: RefCell::new(String::from("\u{0}")) })
+        let dfa = onepass::DFA::new(pattern).ok();
+        let onepass = dfa.is_some();
+        // only a pattern anchored at its start means the same searched anchored; matched whole
+        // (a value, a stamp, a rule read whole) the DFA beats the meta engine's find-then-capture,
+        // which wins on a token matched at the start of a long line
+        let whole = pattern.starts_with(r"\A") && pattern.ends_with(r"\z");
+        let direct = dfa.filter(|_| whole).map(|dfa| OnePass {
+            cache: RefCell::new(dfa.create_cache()),
+            slots: RefCell::new(vec![None; dfa.get_nfa().group_info().slot_len()]),
+            dfa,
+        });
+        Ok(Compiled { regex, locs, group_index, cuttable, onepass, memo: RefCell::new(String::from("\u{0}")), direct })
     }
 
     /// The indices of groups `names` (those that exist).
@@ -48,13 +91,20 @@ impl Compiled {
 
     /// Match `text` (the pattern carries its own anchors); Some(spans) on a match.
     pub fn captures(&self, text: &str) -> Option<Spans<'_>> {
+        if let Some(d) = &self.direct {
+            let input = Input::new(text).anchored(Anchored::Yes);
+            let mut slots = d.slots.borrow_mut();
+            if let Ok(found) = d.dfa.try_search_slots(&mut d.cache.borrow_mut(), &input, &mut slots) {
+                return found.map(|_| Spans { compiled: self, direct: true });
+            }
+        }
         let mut locs = self.locs.borrow_mut();
         if self.onepass || !self.cuttable {
             self.regex.captures_read(&mut locs, text)?;
         } else {
             self.regex.captures_read(&mut locs, &text[..self.regex.find(text)?.end()])?;
         }
-        Some(Spans { compiled: self })
+        Some(Spans { compiled: self, direct: false })
     }
 
     /// Like `captures`, remembering the last match: when a line's match is the same text as the
@@ -74,7 +124,7 @@ impl Compiled {
             memo.clear();
             memo.push_str(matched);
         }
-        Some(Spans { compiled: self })
+        Some(Spans { compiled: self, direct: false })
     }
 
     pub fn is_match(&self, text: &str) -> bool {
@@ -85,13 +135,19 @@ impl Compiled {
 impl Spans<'_> {
     /// The span of group `i`, if it took part.
     pub fn get(&self, i: usize) -> Option<(usize, usize)> {
-        self.compiled.locs.borrow().get(i)
+        match (&self.compiled.direct, self.direct) {
+            (Some(d), true) => {
+                let slots = d.slots.borrow();
+                let (start, end) = (slots.get(2 * i)?.as_ref()?, slots.get(2 * i + 1)?.as_ref()?);
+                Some((start.get(), end.get()))
+            }
+            _ => self.compiled.locs.borrow().get(i),
+        }
     }
 
     /// The last of `groups` that captured, as text of `haystack`.
     pub fn last<'t>(&self, haystack: &'t str, groups: &[usize]) -> Option<&'t str> {
-        let locs = self.compiled.locs.borrow();
-        groups.iter().rev().find_map(|i| locs.get(*i)).map(|(s, e)| &haystack[s..e])
+        groups.iter().rev().find_map(|i| self.get(*i)).map(|(s, e)| &haystack[s..e])
     }
 
     pub fn end(&self) -> usize {

@@ -32,6 +32,7 @@ impl Fields {
 }
 
 /// A field a regex gives: its column, type and group indices.
+#[derive(Clone)]
 struct FieldGroups {
     col: usize,
     typ: FieldType,
@@ -88,6 +89,7 @@ fn constants_of(
 }
 
 /// What every rule has.
+#[derive(Clone)]
 pub struct Head {
     pub name: String,
     pub kind: String,
@@ -105,11 +107,13 @@ impl Head {
 }
 
 /// A part of a template: literal text, or a field's column.
+#[derive(Clone)]
 enum Piece {
     Text(String),
     Field(Option<usize>),
 }
 
+#[derive(Clone)]
 pub struct RegexRule {
     pub head: Head,
     anchors: Vec<usize>,
@@ -131,6 +135,7 @@ pub struct RegexRule {
 /// A derived field: (column, type, function, its source group in the full regex, in the search regex).
 type DeriveSpec = (usize, FieldType, String, Vec<usize>, Vec<usize>);
 
+#[derive(Clone)]
 pub struct StatsKey {
     field: Option<(usize, FieldType)>,
     units: Vec<String>,
@@ -138,6 +143,7 @@ pub struct StatsKey {
     pattern: Option<(Compiled, Vec<FieldGroups>)>,
 }
 
+#[derive(Clone)]
 pub struct StatsRule {
     pub head: Head,
     first: Vec<usize>,
@@ -156,6 +162,7 @@ pub struct StatsRule {
     extra_col: Option<usize>,
 }
 
+#[derive(Clone)]
 pub enum Rule {
     Regex(RegexRule),
     Stats(StatsRule),

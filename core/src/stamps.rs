@@ -33,6 +33,7 @@ pub struct StampParts {
 
 const PARTS: [&str; 10] = ["Y", "m", "d", "H", "M", "S", "f", "tz", "mon", "epoch"];
 
+#[derive(Clone)]
 struct Shape {
     regex: Regex,
     locs: std::cell::RefCell<regex::CaptureLocations>,
@@ -41,6 +42,7 @@ struct Shape {
 }
 
 /// The grammar's stamp shapes, tried in order.
+#[derive(Clone)]
 pub struct Stamps {
     shapes: Vec<Shape>,
     months: BTreeMap<String, u32>,
