@@ -2,8 +2,10 @@
 
 Neither engine prints a request's output length at INFO level. What it prints is the generation
 throughput of every stats interval (vLLM `Avg generation throughput`, SGLang `gen throughput`):
-throughput × interval, summed over the phase's samples and divided by the phase's N, is the
-tokens each request generated. It is an estimate (``~``): a stats interval is rounded to the
+throughput × interval, summed over the phase's samples and divided by the requests the phase
+served, is the tokens each request generated. The requests are those the log counted
+(``n_requests``: vLLM's request lines, SGLang's Prefill lines), else the phase's N: a request-rate
+run (`--request-rate 4`, 200 prompts) serves many more requests than it holds at once. It is an estimate (``~``): a stats interval is rounded to the
 printed second, a request that was preempted or retracted generates part of its output twice,
 and the first sample's interval (which begins in the idle time before the phase) is taken as
 the median interval. The idle sample right after a phase (a vLLM stats line printing nothing
@@ -24,13 +26,14 @@ OUTPUT_SCHEMA: dict[str, pl.DataType] = {
     "output_tokens_estimated": pl.Boolean(),
     "output_how": pl.String(),
 }
-HOW = "Σ generation throughput × stats interval ÷ N"
+HOW = "Σ generation throughput × stats interval ÷ the phase's requests (counted, else N)"
 
 
 def phase_outputs(samples: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFrame:
     """`OUTPUT_SCHEMA`, one row per phase of `phases` that has samples and an N.
 
-    `samples` are `Analysis.samples` (with ``phase``, ``gen_tps``, ``interval_s``).
+    `samples` are `Analysis.samples` (with ``phase``, ``gen_tps``, ``interval_s``); `phases` has
+    ``phase``, ``concurrency`` and, when the log counted them, ``n_requests``.
 
     Examples
     --------
@@ -56,13 +59,14 @@ def phase_outputs(samples: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFrame:
         .group_by("phase", maintain_order=True)
         .agg((pl.col("gen_tps") * interval).sum().alias("_tokens"))
     )
+    counted = pl.col("n_requests") if "n_requests" in phases.columns else pl.lit(None, dtype=pl.Int64)
     out = (
-        phases.select("phase", "concurrency")
+        phases.select("phase", pl.coalesce(counted, pl.col("concurrency")).alias("_requests"))
         .join(tokens, on="phase", how="inner")
-        .filter(pl.col("concurrency").is_not_null() & (pl.col("concurrency") > 0) & (pl.col("_tokens") > 0))
+        .filter(pl.col("_requests").is_not_null() & (pl.col("_requests") > 0) & (pl.col("_tokens") > 0))
         .select(
             "phase",
-            (pl.col("_tokens") / pl.col("concurrency")).round(0).cast(pl.Int64).alias("output_tokens"),
+            (pl.col("_tokens") / pl.col("_requests")).round(0).cast(pl.Int64).alias("output_tokens"),
             pl.lit(True).alias("output_tokens_estimated"),
             pl.lit(HOW).alias("output_how"),
         )
