@@ -371,7 +371,9 @@ def _pools_text(startup: Mapping[str, Any], spread: str | None) -> str:
         ranks = f"; {spread}" if beside_full and pool["pool"] == "full" else ""
         parts.append(f"{pool['pool']} {_fmt(pool['tokens'], unit)} ({_fmt(pool['gib'], 'GiB')}{peak}{ranks})")
     binding = startup.get("kv_binding_pool")
-    text = "; ".join(parts) + (f"; binding: {binding}" if binding else "; binding: not known (no usage printed)")
+    text = "; ".join(parts) + (
+        f"; binding: {binding}" if binding else "; binding: not known (no usage printed)"
+    )
     return text if beside_full or spread is None else f"{text} ({spread})"
 
 
