@@ -45,6 +45,7 @@ test-fast: $(CORE_STAMP)
 ## test: every check, the Rust crate's tests and the whole suite (installs Debian chromium for the
 ## report's browser test and Debian prometheus and lnav for the export tests)
 test: check browser prometheus lnav
+	$(PY) -m logparse.engine.spec core/target/bench
 	cd core && cargo test --quiet --release
 	$(PY) -m pytest -q
 

@@ -137,6 +137,7 @@ class Core:
         layout: str = "flat",
         memory: bool = True,
         sink: Any = None,
+        jsonl: Any = None,
         progress: Callable[[int, int | None], None] | None = None,
         cancel: Any = None,
     ) -> IngestOutcome: ...

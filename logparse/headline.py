@@ -595,7 +595,6 @@ def ingest_headlines(
     from logparse.ingest import Job, failures, ingest_many, ingest_to_folder
     from logparse.ingest.progress import Progress, wanted
     from logparse.ingest.reader import input_size
-    from logparse.ingest.sinks import JsonlSink
     from logparse.store import expand_inputs, output_folder, remove_tree, run_names
 
     files, several = expand_inputs(logs)
@@ -631,7 +630,7 @@ def ingest_headlines(
                                 patterns=patterns,
                                 workers=jobs,
                                 layout="hive" if several else "flat",
-                                extra_sink=None if jsonl is None else JsonlSink(jsonl),
+                                jsonl=jsonl,
                                 progress=bar,
                             ),
                             name if several else None,

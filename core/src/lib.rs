@@ -16,6 +16,7 @@ pub mod envelope;
 pub mod error;
 pub mod firstbyte;
 pub mod ingest;
+pub mod jsonl;
 pub mod line;
 pub mod needles;
 pub mod read;

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use crate::compiled::Compiled;
 use crate::error::Error;
 use crate::ingest::{ingest, Hooks, IngestOptions, Outcome};
+use crate::jsonl::JsonlSink;
 use crate::read::{block_lines, ByteSource, ReadStats, Source};
 use crate::time::{Date, TimeFacts, TimeOptions};
 use crate::write::{Layout, MemorySink, ParquetSink, Shape, Sink, PART_ROW_GROUPS, ROW_GROUP_ROWS};
@@ -84,10 +85,25 @@ fn to_py(py: Python<'_>, e: Error, raised: &RefCell<Option<PyErr>>) -> PyErr {
 struct PyStream {
     stream: Py<PyAny>,
     method: &'static str,
+    // what a read handed over beyond the bytes asked for (a stream need not keep to `n`)
+    left: Vec<u8>,
+    at: usize,
+}
+
+impl PyStream {
+    fn new(stream: Py<PyAny>, method: &'static str) -> PyStream {
+        PyStream { stream, method, left: Vec::new(), at: 0 }
+    }
 }
 
 impl ByteSource for PyStream {
     fn read_into(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at < self.left.len() {
+            let n = buf.len().min(self.left.len() - self.at);
+            buf[..n].copy_from_slice(&self.left[self.at..self.at + n]);
+            self.at += n;
+            return Ok(n);
+        }
         Python::attach(|py| {
             let chunk = self
                 .stream
@@ -97,6 +113,10 @@ impl ByteSource for PyStream {
             let data = bytes.as_bytes();
             let n = data.len().min(buf.len());
             buf[..n].copy_from_slice(&data[..n]);
+            if data.len() > n {
+                self.left = data[n..].to_vec();
+                self.at = 0;
+            }
             Ok(n)
         })
     }
@@ -129,7 +149,7 @@ impl Reader {
         size: Option<u64>,
     ) -> PyResult<Reader> {
         let method = if stream.hasattr("read1")? { "read1" } else { "read" };
-        let input = PyStream { stream: stream.unbind(), method };
+        let input = PyStream::new(stream.unbind(), method);
         Ok(Reader { source: Mutex::new(Source::stream(name, Box::new(input), size, block_bytes, max_line)) })
     }
 
@@ -327,9 +347,10 @@ impl Core {
     /// `folder` and `layout` (`flat` / `hive`) write Parquet; without a folder the tables are
     /// returned in memory (`tables`: kind -> list of batches). `sink` is a Python object that gets
     /// every batch too (`add`, `end_block`, `settle`, `close`, `abort`); `memory=False` with a sink
-    /// keeps nothing. `progress(position, size)` is called after each block and `cancel.is_set()`
-    /// stops the run.
-    #[pyo3(signature = (reader, options, *, folder=None, layout="flat", memory=true, sink=None, progress=None, cancel=None))]
+    /// keeps nothing. `jsonl` is a text stream that gets every event as a JSON line (one `write` per
+    /// block). `progress(position, size)` is called after each block and `cancel.is_set()` stops
+    /// the run.
+    #[pyo3(signature = (reader, options, *, folder=None, layout="flat", memory=true, sink=None, jsonl=None, progress=None, cancel=None))]
     #[allow(clippy::too_many_arguments)]
     fn ingest<'py>(
         &self,
@@ -340,6 +361,7 @@ impl Core {
         layout: &str,
         memory: bool,
         sink: Option<Py<PyAny>>,
+        jsonl: Option<Py<PyAny>>,
         progress: Option<Py<PyAny>>,
         cancel: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
@@ -378,11 +400,21 @@ impl Core {
                     let s = Python::attach(|py| s.clone_ref(py));
                     sinks.push(Box::new(PySink { sink: s, raised: raised.clone() }));
                 }
+                if let Some(stream) = &jsonl {
+                    let stream = Python::attach(|py| stream.clone_ref(py));
+                    let raised = raised.clone();
+                    let write = move |text: &str| -> crate::error::Result<()> {
+                        Python::attach(|py| stream.call_method1(py, "write", (text,)).map(|_| ())).map_err(|e| {
+                            let shown = e.to_string();
+                            *raised.lock().expect("raised") = Some(e);
+                            Error::Callback(shown)
+                        })
+                    };
+                    sinks.push(Box::new(JsonlSink::new(Box::new(write))));
+                }
                 match &folder {
                     Some(folder) => sinks.push(Box::new(ParquetSink::new(folder, shape, schemas.clone()))),
-                    None if memory || sinks.is_empty() => {
-                        sinks.push(Box::new(Keeper { inner: MemorySink::default(), out: keep.clone() }))
-                    }
+                    None if memory => sinks.push(Box::new(Keeper { inner: MemorySink::default(), out: keep.clone() })),
                     None => {}
                 }
                 Ok(sinks)

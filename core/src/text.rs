@@ -95,7 +95,7 @@ pub fn is_word(c: char) -> bool {
 
 /// Characters that reorder or hide text (bidi embeddings, overrides and isolates, marks,
 /// line/paragraph separators, BOM).
-fn is_format_control(c: u32) -> bool {
+pub fn is_format_control(c: u32) -> bool {
     matches!(c, 0x061C | 0x200E | 0x200F | 0x2028 | 0x2029 | 0xFEFF | 0x202A..=0x202E | 0x2066..=0x2069)
 }
 

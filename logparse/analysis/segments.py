@@ -74,6 +74,15 @@ def _roles(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     return pl.concat(parts).sort("line_no")
 
 
+def _turns(roles: pl.DataFrame) -> pl.DataFrame:
+    """`roles` with each run of consecutive later-stage lines (`late`, `serve`) cut to its last
+    line: the scan below reads only where a run ends (a log's million stats lines are one run),
+    and every configuration and loading line."""
+    early = pl.col("role").is_in(["config", "load"])
+    ends_run = pl.col("role") != pl.col("role").shift(-1).fill_null("")
+    return roles.filter(early | ends_run)
+
+
 def last_line(tables: Mapping[str, pl.DataFrame]) -> int:
     """The log's last line number (0 for an empty log)."""
     ends = [f.get_column("line_no").max() for f in tables.values() if "line_no" in f.columns and f.height]
@@ -103,7 +112,7 @@ def find_segments(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame:
     late = serve = False
     last_late = 0
     early: list[int] = []  # configuration and loading lines since the last later-stage line
-    for line, role in _roles(tables).iter_rows():
+    for line, role in _turns(_roles(tables)).iter_rows():
         if role in ("config", "load"):
             restart = serve or (late and role == "config")
             early.append(line)

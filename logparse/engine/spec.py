@@ -200,8 +200,9 @@ def _stats_spec(grammar: Grammar, rule: StatsRule, problems: dict[str, str]) -> 
 
 
 def write_specs(folder: Path) -> list[Path]:
-    """Write the built-in grammar's spec of every engine to `folder/spec-<engine>.json` (the core's
-    benches read them)."""
+    """Write the built-in grammar's spec of every engine to `folder/spec-<engine>.json`, and its
+    rules' real samples with the values they must yield to `folder/samples-<engine>.json` (the
+    core's own tests and benches read them)."""
     from logparse.grammar import load_grammar
 
     grammar = load_grammar()
@@ -210,7 +211,14 @@ def write_specs(folder: Path) -> list[Path]:
     for engine in sorted(grammar.engines):
         path = folder / f"spec-{engine}.json"
         path.write_text(json.dumps(build_spec(grammar, engine).data), encoding="utf-8")
-        written.append(path)
+        samples = [
+            {"rule": rule.name, "kind": rule.kind, "line": sample.line, "expect": dict(sample.expect)}
+            for rule in grammar.engines[engine].rules
+            for sample in rule.samples
+        ]
+        tests = folder / f"samples-{engine}.json"
+        tests.write_text(json.dumps(samples, default=str), encoding="utf-8")
+        written += [path, tests]
     return written
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import polars as pl
 
@@ -205,12 +205,14 @@ def ingest_to_folder(
     workers: int | None = None,
     layout: str = "flat",
     extra_sink: Sink | None = None,
+    jsonl: TextIO | None = None,
     progress: Callable[[int, int | None], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> IngestResult:
     """Parse `path` into Parquet tables in `folder` (`<kind>.parquet`, or `kind=<kind>/part-*.parquet`
     for the `hive` layout of a dataset's run) and keep the ingest facts beside them. The result's
-    tables are lazy scans of those files; `extra_sink` gets every batch too."""
+    tables are lazy scans of those files; `extra_sink` gets every batch too, and `jsonl` every event
+    as a JSON line (the core writes it, a block at a time)."""
     grammar = load_grammar(patterns)
     outcome = stream_log(
         path,
@@ -218,6 +220,7 @@ def ingest_to_folder(
         folder=folder,
         layout=layout,
         sink=extra_sink,
+        jsonl=jsonl,
         engine=engine,
         year=year,
         tz=tz,

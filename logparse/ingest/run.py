@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO, cast
 
 import pyarrow as pa
 
@@ -95,6 +95,7 @@ def stream_log(
     layout: str = "flat",
     memory: bool = True,
     sink: Sink | None = None,
+    jsonl: TextIO | None = None,
     engine: str = "auto",
     year: int | None = None,
     tz: str | None = None,
@@ -105,7 +106,8 @@ def stream_log(
     mtime: dt.datetime | None = None,
 ) -> Outcome:
     """Read `path` into Parquet files in `folder` (`layout` `flat` or `hive`), else into memory
-    (`Outcome.tables`; `memory=False` with a `sink` keeps nothing), every batch also to `sink`.
+    (`Outcome.tables`; `memory=False` with a `sink` keeps nothing), every batch also to `sink`, and
+    every event as a JSON line to `jsonl` (written by the core, a block at a time).
 
     `workers` threads parse blocks (None: the usable cores for inputs of `PARALLEL_MIN_BYTES` or
     more, else 1); the tables do not depend on it. `cancel`, set by another thread, stops the run at
@@ -141,10 +143,11 @@ def stream_log(
         layout=layout,
         memory=memory,
         sink=sink,
+        jsonl=jsonl,
         progress=stopped,
     )
     if os.environ.get("LOGPARSE_PROFILE"):
-        _print_profile(dict(out["stages"]), time.perf_counter() - started, reader.size)
+        _print_profile(cast(dict[str, float], out["stages"]), time.perf_counter() - started, reader.size)
     times = out["times"]
     span = out["span"]
     return Outcome(
@@ -163,7 +166,7 @@ def stream_log(
         tables={
             kind: [pa.record_batch(b) for b in batches] for kind, batches in out.get("tables", {}).items()
         },
-        stages=dict(out["stages"]),
+        stages=dict(cast(dict[str, float], out["stages"])),
     )
 
 

@@ -20,7 +20,10 @@ from ingest_helpers import FIXTURES, REAL_LOGS
 from test_block_invariance import generated_log
 from test_streaming import _late_year_log, _modest_log
 
-INPUTS = [(p, ("auto", "vllm", "sglang")) for p in sorted(FIXTURES.rglob("*.log"))]
+CORPUS = FIXTURES / "real" / "corpus"  # excerpts too short to name their engine: read as their folder's
+INPUTS = [
+    (p, (p.parent.name,) if CORPUS in p.parents else ("auto", "vllm", "sglang")) for p in sorted(FIXTURES.rglob("*.log"))
+]
 INPUTS += [(p, (p.parent.name,)) for p in sorted(REAL_LOGS.glob("*/*.log"))]
 
 
