@@ -345,12 +345,12 @@ def _kv_pool(s: Mapping[str, Any]) -> str:
     range when the ranks print different pools; on a hybrid model each pool's own figures."""
     from logparse.analysis.summary import kv_pool_range_note, kv_pool_text
 
+    spread = kv_pool_range_note(dict(s))
     if s.get("kv_pools"):
-        return _pools_text(s)
+        return _pools_text(s, spread)
     text = (
         f"{kv_pool_text(dict(s))}, {_fmt(s['kv_gib'], 'GiB')}, max concurrency {_fmt(s['max_concurrency'])}"
     )
-    spread = kv_pool_range_note(dict(s))
     if spread:
         text += f" ({spread})"
     confidence = ((s.get("evidence") or {}).get("kv_pool_tokens") or {}).get("confidence")
@@ -359,18 +359,22 @@ def _kv_pool(s: Mapping[str, Any]) -> str:
     return text
 
 
-def _pools_text(startup: Mapping[str, Any]) -> str:
-    """The KV pools of a hybrid model: each pool's tokens and memory, the binding pool named."""
+def _pools_text(startup: Mapping[str, Any], spread: str | None) -> str:
+    """The KV pools of a hybrid model: each pool's tokens and memory, the binding pool named; the
+    ranks' range (`spread`, `kv_pool_range_note`) beside the full pool, whose lines it counts."""
     pools = startup.get("kv_pools") or []
+    beside_full = spread is not None and any(pool["pool"] == "full" for pool in pools)
     parts = []
     for pool in pools:
         unit = "states" if pool["pool"] == "mamba" else "tokens"
         peak = "" if pool.get("peak_usage") is None else f", peak usage {pool['peak_usage']:.2f}"
-        parts.append(f"{pool['pool']} {_fmt(pool['tokens'], unit)} ({_fmt(pool['gib'], 'GiB')}{peak})")
+        ranks = f"; {spread}" if beside_full and pool["pool"] == "full" else ""
+        parts.append(f"{pool['pool']} {_fmt(pool['tokens'], unit)} ({_fmt(pool['gib'], 'GiB')}{peak}{ranks})")
     binding = startup.get("kv_binding_pool")
-    return "; ".join(parts) + (
+    text = "; ".join(parts) + (
         f"; binding: {binding}" if binding else "; binding: not known (no usage printed)"
     )
+    return text if beside_full or spread is None else f"{text} ({spread})"
 
 
 def weights_text(startup: Mapping[str, Any]) -> str:

@@ -2,11 +2,16 @@
 
 Neither engine prints a request's output length at INFO level. What it prints is the generation
 throughput of every stats interval (vLLM `Avg generation throughput`, SGLang `gen throughput`):
-throughput × interval, summed over the phase's samples and divided by the phase's N, is the
-tokens each request generated. It is an estimate (``~``): a stats interval is rounded to the
+throughput × interval, summed over the phase's samples and divided by the requests the phase
+served, is the tokens each request generated. The requests are those the log counted
+(``n_requests``: vLLM's request lines, SGLang's Prefill lines), else the phase's N: a request-rate
+run (`--request-rate 4`, 200 prompts) serves many more requests than it holds at once. It is an estimate (``~``): a stats interval is rounded to the
 printed second, a request that was preempted or retracted generates part of its output twice,
 and the first sample's interval (which begins in the idle time before the phase) is taken as
-the median interval. On the emulated runs it lands within 15 % of the truth.
+the median interval. The idle sample right after a phase (a vLLM stats line printing nothing
+running, which ends the phase: `analysis.phases`) still counts: its throughput averages the
+interval in which the phase's last requests finished. On the emulated runs it lands within 15 %
+of the truth.
 """
 
 from __future__ import annotations
@@ -21,13 +26,14 @@ OUTPUT_SCHEMA: dict[str, pl.DataType] = {
     "output_tokens_estimated": pl.Boolean(),
     "output_how": pl.String(),
 }
-HOW = "Σ generation throughput × stats interval ÷ N"
+HOW = "Σ generation throughput × stats interval ÷ the phase's requests (counted, else N)"
 
 
 def phase_outputs(samples: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFrame:
     """`OUTPUT_SCHEMA`, one row per phase of `phases` that has samples and an N.
 
-    `samples` are `Analysis.samples` (with ``phase``, ``gen_tps``, ``interval_s``).
+    `samples` are `Analysis.samples` (with ``phase``, ``gen_tps``, ``interval_s``); `phases` has
+    ``phase``, ``concurrency`` and, when the log counted them, ``n_requests``.
 
     Examples
     --------
@@ -35,29 +41,46 @@ def phase_outputs(samples: pl.DataFrame, phases: pl.DataFrame) -> pl.DataFrame:
     ...                         "interval_s": [None, 10.0, 10.0]})
     >>> phase_outputs(samples, pl.DataFrame({"phase": [1], "concurrency": [4]}))["output_tokens"].item()
     2250
+    >>> closed = pl.concat([samples, pl.DataFrame({"phase": [None, None], "gen_tps": [200.0, 0.0],
+    ...                                            "interval_s": [10.0, 10.0]})])
+    >>> phase_outputs(closed, pl.DataFrame({"phase": [1], "concurrency": [4]}))["output_tokens"].item()
+    2750
     """
     if samples.is_empty() or phases.is_empty() or "interval_s" not in samples.columns:
         return pl.DataFrame(schema=OUTPUT_SCHEMA)
     step = median_interval_s(samples)
     if step is None:
         return pl.DataFrame(schema=OUTPUT_SCHEMA)
+    first = pl.int_range(pl.len()).over("phase") == 0  # its interval began in the idle time before
+    interval = pl.when(first).then(pl.lit(step)).otherwise(pl.col("interval_s").fill_null(step))
     tokens = (
-        samples.filter(pl.col("phase").is_not_null() & pl.col("gen_tps").is_not_null())
-        .group_by("phase")
-        .agg((pl.col("gen_tps") * pl.col("interval_s").fill_null(step)).sum().alias("_tokens"))
+        _with_closing_samples(samples)
+        .filter(pl.col("phase").is_not_null() & pl.col("gen_tps").is_not_null())
+        .group_by("phase", maintain_order=True)
+        .agg((pl.col("gen_tps") * interval).sum().alias("_tokens"))
     )
+    counted = pl.col("n_requests") if "n_requests" in phases.columns else pl.lit(None, dtype=pl.Int64)
     out = (
-        phases.select("phase", "concurrency")
+        phases.select("phase", pl.coalesce(counted, pl.col("concurrency")).alias("_requests"))
         .join(tokens, on="phase", how="inner")
-        .filter(pl.col("concurrency").is_not_null() & (pl.col("concurrency") > 0) & (pl.col("_tokens") > 0))
+        .filter(pl.col("_requests").is_not_null() & (pl.col("_requests") > 0) & (pl.col("_tokens") > 0))
         .select(
             "phase",
-            (pl.col("_tokens") / pl.col("concurrency")).round(0).cast(pl.Int64).alias("output_tokens"),
+            (pl.col("_tokens") / pl.col("_requests")).round(0).cast(pl.Int64).alias("output_tokens"),
             pl.lit(True).alias("output_tokens_estimated"),
             pl.lit(HOW).alias("output_how"),
         )
     )
     return out.cast(OUTPUT_SCHEMA).sort("phase")  # type: ignore[arg-type]
+
+
+def _with_closing_samples(samples: pl.DataFrame) -> pl.DataFrame:
+    """`samples` (in their order) with each phase's closing sample, the first one after its last
+    that belongs to no phase, given that phase: the tokens of the interval it ends were generated
+    by the phase's requests."""
+    previous = pl.col("phase").shift(1)
+    closing = pl.col("phase").is_null() & previous.is_not_null()
+    return samples.with_columns(pl.when(closing).then(previous).otherwise(pl.col("phase")).alias("phase"))
 
 
 def median_interval_s(samples: pl.DataFrame) -> float | None:

@@ -76,9 +76,8 @@ def kv_pools(tables: Mapping[str, pl.DataFrame]) -> list[dict[str, Any]]:
         row = mamba.row(0, named=True)
         states = [v for v in (row["conv_state_gb"], row["ssm_state_gb"]) if v is not None]
         if not pools:
-            full = kv.filter(pl.col("pool").is_null() & pl.col("tokens").is_not_null())
-            if full.height:
-                line = full.row(0, named=True)
+            line = _smallest_rank_pool(kv.filter(pl.col("pool").is_null() & pl.col("tokens").is_not_null()))
+            if line is not None:
                 pools.append(
                     {
                         "pool": "full",
@@ -107,6 +106,21 @@ def binding_pool(pools: list[dict[str, Any]]) -> str | None:
     """The pool whose printed usage peaked highest (`kv_pools`), or None when none printed one."""
     used = [p for p in pools if p.get("peak_usage") is not None]
     return max(used, key=lambda p: p["peak_usage"])["pool"] if used else None
+
+
+def _smallest_rank_pool(allocated: pl.DataFrame) -> dict[str, Any] | None:
+    """The pool line that binds across ranks: each rank's first `KV Cache is allocated` line (the
+    target model's; a draft's comes after it), the smallest of them (the first of equals). Ranks
+    that print different pools are limited by the smallest, so its tokens and memory are the pool's
+    (`coldstart.kv_pool_range` names the range)."""
+    if allocated.is_empty():
+        return None
+    firsts = (
+        allocated.sort("line_no")
+        .with_columns(pl.col("rank").fill_null("-"))
+        .unique("rank", keep="first", maintain_order=True)
+    )
+    return firsts.sort("tokens", "line_no").row(0, named=True)
 
 
 def _kv_gib(line: Mapping[str, Any]) -> float | None:

@@ -11,9 +11,9 @@ Two independent references:
   more than `rel_tol` above it, the client is counting tokens the engine never generated.
 
 The second reference holds only when the log is of the client's run: an engine, an input length
-(more than 2x apart), a concurrency or a time span (the client's end stamp less its duration
-against the phase's span) that differ make the pair a mismatch, a problem of its own, and the
-engine's figures are then not compared at all.
+(more than 2x apart), a concurrency, a time span (the client's end stamp less its duration
+against the phase's span) or an output length (more than 25 % apart) that differ make the pair a
+mismatch, a problem of its own, and the engine's figures are then not compared at all.
 
 Latency metrics (TTFT, TPOT) do not depend on the token count, so the client stays the source
 for those whichever throughput is trusted.
@@ -37,8 +37,8 @@ _OUTPUT_APART = 0.25
 
 
 def run_mismatches(rec: dict[str, Any], server_phase: dict[str, Any]) -> list[str]:
-    """Why the server phase is not the client run `rec`: engine, input length, concurrency,
-    output length.
+    """Why the server phase is not the client run `rec`: engine, input length, time span,
+    concurrency, output length.
 
     Each is checked only when both sides state it; the input lengths must be more than 2x apart,
     the output lengths (the log's estimated from its throughput lines) more than 25 %.
@@ -211,7 +211,7 @@ def _reason(run: dict[str, Any]) -> str:
         if run["trust"] == "physical_bound":
             bound_problem = next(p for p in run["problems"] if p.startswith("client reports"))
             return f"{head}; {bound_problem}; trust the physical bound for throughput and {latency}"
-        return f"{head}; reconcile with the log of the same run (same engine, input length and concurrency)"
+        return f"{head}; reconcile with the log of the same run (same engine, time, input and output lengths and concurrency)"
     source = "the engine log" if run["trust"] == "server_log" else "the physical bound"
     return f"{run['problems'][0]}; trust {source} for throughput and {latency}"
 
@@ -233,10 +233,11 @@ def reconcile(
         The engine's stable decode throughput (tok/s, all requests decoding) from its log.
     server_phase
         Optional facts about the matching server-log phase: `engine`, `concurrency` (or
-        `n_running`), `input_tokens` (or `context_tokens_per_request`), `gen_tokens` (tokens
-        generated in the phase); anything else is carried through. An engine, input length or
-        concurrency that differs from the client's run is a mismatch: a problem, and the
-        engine's figures are then not compared.
+        `n_running`), `input_tokens` (or `context_tokens_per_request`), `start` and `end`,
+        `output_tokens` (per request, estimated), `gen_tokens` (tokens generated in the phase);
+        anything else is carried through. An engine, input length, time span, concurrency or
+        output length that differs from the client's run is a mismatch (`run_mismatches`): a
+        problem, and the engine's figures are then not compared.
     rel_tol
         Relative slack before the client is called above the engine's rate or token count.
 

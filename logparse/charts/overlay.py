@@ -55,7 +55,12 @@ def decode_overlay_chart(
     runs = unique(data, "run")
     pick = legend_pick("run")
     base = alt.Chart(data).encode(
-        x=alt.X("since_start_s:Q", title="seconds since the phase started", scale=alt.Scale(nice=False)),
+        x=alt.X(
+            "since_start_s:Q",
+            title="seconds since the phase started",
+            scale=alt.Scale(nice=False),
+            axis=alt.Axis(labelFlush=False),  # a flush last label runs into the one before it
+        ),
         y=alt.Y("gen_tps:Q", title="generation tok/s (all requests)", scale=alt.Scale(zero=True)),
         color=alt.Color("run:N", title="run", scale=color_scale(runs), sort=runs),
         opacity=picked(pick),

@@ -28,6 +28,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
           align-items: start; margin-top: 8px; }
 .answer h2 { margin: 4px 0 6px; }
 #core-result table { font-size: 12.5px; } #core-result td { white-space: nowrap; }
+#core-result th, #core-result td { padding: 3px 6px; }
+#core-result td:first-child { white-space: normal; min-width: 150px; }
 #core-result td.lead { font-weight: 600; }
 p.marks { color: var(--muted); font-size: 11.5px; margin: 0 0 4px; }
 ol.findings { margin: 0; padding-left: 20px; font-size: 12.5px; } ol.findings li { margin: 0 0 5px; }

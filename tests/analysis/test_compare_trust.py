@@ -17,8 +17,9 @@ from logparse.emulate import emulate
 from logparse.emulate.presets import preset
 
 GPUSTACK = [FIXTURES / e / f"gpustack-{c}.log" for e in ("vllm", "sglang") for c in ("64k", "200k")]
-SIXTEEN_K = FIXTURES / "vllm" / "emulated-0.31-color-oom.log"  # vLLM, 16K, N=5, trusted
-SHORT = REAL_LOGS / "sglang" / "026.log"  # SGLang, a 2-sample window: not trusted
+# vLLM, 16K, N=5: 4 contiguous stable samples, not trusted by the window rule (>= 5 samples)
+SIXTEEN_K_SHORT = FIXTURES / "vllm" / "emulated-0.31-color-oom.log"
+SHORT = REAL_LOGS / "sglang" / "026.log"  # SGLang, two phases of 2- and 1-sample windows: not trusted
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]
@@ -28,20 +29,27 @@ def run(*args: str):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("compare")
-    again = folder / "vllm-64k-again.log"  # the same setup and workload, another noise seed
+    # The same setup and input, another noise seed, and 6,000 output tokens instead of 3,000: a
+    # 10-sample trusted window, longer than the fixture's 5, so it holds the 64K cell.
+    again = folder / "vllm-64k-again.log"
     params = preset("gpustack-64k", "vllm")
-    emulate(replace(params, seed=params.seed + 1)).write(again)
+    emulate(replace(params, seed=params.seed + 1, phases=(replace(params.phases[0], output_len=6000),))).write(again)
+    # The 16K preset with 2,000 output tokens instead of 1,200: an 8-sample trusted window.
+    sixteen = folder / "vllm-16k.log"
+    params = preset("emulated-0.31-color-oom", "vllm")
+    emulate(replace(params, phases=(replace(params.phases[0], output_len=2000),))).write(sixteen)
     short = folder / "short-sglang.log"
     if SHORT.exists():
         shutil.copy(SHORT, short)
-    return {"again": again, "short": short}
+    return {"again": again, "sixteen": sixteen, "short": short}
 
 
 @pytest.mark.slow
 def test_the_core_result_keeps_every_qualifying_cell_and_names_what_it_leaves_out(logs: dict[str, Path]) -> None:
     if not logs["short"].exists():
         pytest.skip("the shared real excerpts are not here")
-    out = run("compare", *map(str, GPUSTACK), str(SIXTEEN_K), str(logs["short"]), str(logs["again"]))
+    logs_given = [*GPUSTACK, logs["sixteen"], SIXTEEN_K_SHORT, logs["short"], logs["again"]]
+    out = run("compare", *map(str, logs_given))
     assert out.exit_code == 0, out.output
     text = out.stdout
     core = text.split("\nCore Result\n", 1)[1].split("\n\n", 1)[0]
@@ -50,10 +58,15 @@ def test_the_core_result_keeps_every_qualifying_cell_and_names_what_it_leaves_ou
     assert "64K (~ vllm) stable decode (N=10)" in scenarios and "200K (~ vllm) stable decode (N=10)" in scenarios
     assert "decode degradation 64K→200K (~ vllm)" in scenarios
     left = [line for line in text.splitlines() if "left out of the Core Result" in line]
-    assert len(left) == 2
+    assert len(left) == 4  # the 4-sample 16K run, both phases of the short run, the shorter 64K window
+    assert any(
+        line.startswith(f"{SIXTEEN_K_SHORT} phase 1:") and "not trusted: 4 sample(s), need 5" in line for line in left
+    )
     assert any(line.startswith(f"{logs['short']} phase 1:") and "not trusted" in line for line in left)
     assert any(
-        line.startswith(f"{logs['again']} phase 1:") and "another trusted window of vllm at 64K, N=10" in line
+        line.startswith(f"{GPUSTACK[0]} phase 1:")
+        and "another trusted window of vllm at 64K, N=10 holds that cell" in line
+        and f"({logs['again']} phase 1, 10 samples)" in line
         for line in left
     )
 
@@ -82,8 +95,9 @@ def test_the_report_names_the_logs_its_core_result_leaves_out(logs: dict[str, Pa
     report = build_report([GPUSTACK[0], GPUSTACK[2], logs["again"]], [], tmp_path, images=False, progress=False)
     assert report.core is not None
     messages = [n.message for n in report.notes]
-    assert any("vllm-64k-again phase 1: left out of the Core Result: another trusted window of vllm at 64K"
-               in m for m in messages), messages
+    # the longer window (10 samples against the fixture's 5) holds the cell; the report names the other
+    assert any("gpustack-64k phase 1: left out of the Core Result: another trusted window of vllm at 64K, N=10"
+               " holds that cell (vllm vllm-64k-again phase 1, 10 samples)" in m for m in messages), messages
 
 
 def test_sglang_spec_throughputs_say_they_are_derived() -> None:

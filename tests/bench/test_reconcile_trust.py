@@ -2,6 +2,7 @@
 client run of another output length is flagged and not compared, and no text says `N=None`."""
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
@@ -42,11 +43,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 
 def _client(tmp_path: Path, truth: dict, *, output_len: int) -> Path:
-    """A `vllm bench serve --save-result` file of the server's N, with `output_len` tokens per request."""
+    """A `vllm bench serve --save-result` file of the server's N and run (its `date` the end of the
+    log's phase: reconcile matches the client's time span to the phase's), with `output_len`
+    tokens per request."""
     phase = truth["phases"][0]
     n, duration = phase["concurrency"], phase["duration_s"]
+    ended = dt.datetime.fromisoformat(phase["end"])
     payload = {
-        "date": "20260705-143310", "backend": "openai-chat", "model_id": "m", "num_prompts": n,
+        "date": f"{ended:%Y%m%d-%H%M%S}", "backend": "openai-chat", "model_id": "m", "num_prompts": n,
         "max_concurrency": n, "random_output_len": output_len, "duration": duration, "completed": n,
         "total_output_tokens": n * output_len, "output_throughput": round(0.9 * n * output_len / duration, 2),
         "mean_ttft_ms": 900.0, "mean_tpot_ms": 20.0, "mean_itl_ms": 20.0, "mean_e2el_ms": 15_000.0,
@@ -61,6 +65,7 @@ def test_another_output_length_is_flagged_not_compared(server: tuple[Path, dict]
     same = json.loads(run("reconcile", str(log), str(_client(tmp_path, truth, output_len=3000)), "--json").stdout)
     assert same["runs"][0]["mismatches"] == [] and same["trust"] == "client"
     assert same["server_phase"]["output_tokens"] == pytest.approx(3000, rel=0.15)
+    assert "time" in same["server_phase"]["matched_by"]  # the client's span is the log's phase
     out = run("reconcile", str(log), str(_client(tmp_path, truth, output_len=512)), "--json")
     assert out.exit_code == 1
     doc = json.loads(out.stdout)

@@ -117,6 +117,10 @@ def test_each_qps_file_is_reconciled_with_its_own_phase(log: str, prefix: str) -
         phase = verdict["server_phase"]
         assert phase["phase"] == expected_phase and "time" in phase["matched_by"], (qps, phase)
         assert not [p for p in verdict["runs"][0]["problems"] if p.startswith("not the same run")]
+        # the log's output per request (its generation ÷ the requests it served, not ÷ N: a
+        # request-rate run holds far fewer at once) is the client's total_output_tokens ÷ completed
+        (row,) = rows.iter_rows(named=True)
+        assert phase["output_tokens"] == pytest.approx(row["total_output_tokens"] / row["num_requests"], rel=0.05)
 
 
 def test_a_run_of_another_time_is_not_the_logs_run() -> None:

@@ -35,7 +35,11 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("gate")
     out: dict[str, Path] = {}
     for engine in ("vllm", "sglang"):
+        # The preset's 64K workload with 6,000 output tokens instead of 3,000: every seed's stable
+        # window is then long enough to trust (vLLM: 10-11 samples; with 3,000, some seeds give 4,
+        # an untrusted window the gate rightly refuses to judge).
         params = preset("gpustack-64k", engine)
+        params = replace(params, phases=(replace(params.phases[0], output_len=6000),))
         for name, seed in (("base", params.seed), ("seed2", params.seed + 1000), ("seed3", params.seed + 2000)):
             path = folder / f"{engine}-64k-{name}.log"
             emulate(replace(params, seed=seed)).write(path)
@@ -78,6 +82,20 @@ def test_64k_against_200k_is_not_comparable_and_names_the_input_length(logs: dic
     assert result.verdict == "not comparable"
     assert result.judgements == []
     assert any("input length" in p and "64K" in p and "200K" in p for p in result.problems)
+
+
+def test_a_candidate_window_too_short_to_trust_is_missing_not_judged(tmp_path: Path) -> None:
+    """The preset itself (3,000 output tokens) with another seed: its window has 4 contiguous
+    stable samples, under the window rule's 5, so the gate judges no decode figure on it."""
+    params = preset("gpustack-64k", "vllm")
+    base, short = tmp_path / "base.log", tmp_path / "short.log"
+    emulate(params).write(base)
+    emulate(replace(params, seed=params.seed + 1000)).write(short)
+    result = run_gate([str(base)], str(short))
+    assert result.verdict == "incomplete" and result.exit_status == 2
+    decode = next(j for j in result.judgements if j.metric.key == "decode_tps")
+    assert decode.verdict == "missing" and decode.candidate is None
+    assert decode.note is not None and "not trusted: 4 sample(s), need 5" in decode.note
 
 
 def test_several_baselines_give_their_median_and_their_spread(logs: dict[str, Path]) -> None:

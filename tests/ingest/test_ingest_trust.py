@@ -131,6 +131,9 @@ def test_ranks_with_different_kv_pools_show_the_range_and_the_binding_minimum(tm
     facts = json.loads(run("ingest", str(path), "--json").stdout)
     assert facts["startup"]["kv_pool_tokens"] == 900_000
     assert facts["startup"]["kv_pool_range"] == {"min": 900_000, "max": 916_672, "binding": ["TP3"]}
+    # the fixture is hybrid (a Mamba pool too): its full pool is the binding rank's, not the first's
+    full = next(p for p in facts["startup"]["kv_pools"] if p["pool"] == "full")
+    assert full["tokens"] == 900_000
     note = "the ranks print 900,000-916,672 tokens; the smallest (TP3) binds"
     assert note in run("ingest", str(path)).stdout
     assert note in run("summary", str(path)).stdout

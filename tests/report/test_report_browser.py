@@ -108,6 +108,12 @@ def test_the_first_screen_holds_the_answer(browser: Browser, six_report: Any, tm
                 " return [r.top, r.bottom, r.right]; })()"
             )
             assert top >= 0 and bottom <= VIEWPORT[1] and right <= VIEWPORT[0], (selector, top, bottom, right)
+        # whole: the Core Result is not cut by its own scroll box (its labels carry compare's marks)
+        scroll, width = page.evaluate(
+            "(() => { const box = document.querySelector('#core-result table').parentElement;"
+            " return [box.scrollWidth, box.clientWidth]; })()"
+        )
+        assert scroll <= width, (scroll, width)
         at = page.evaluate(TEXT_POSITIONS)
         assert at["coreText"].startswith("Core Result")
         assert 0 <= at["core"] < at["card"], at
