@@ -8,11 +8,15 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from logparse.cli.analysis import analysis_options
 from logparse.cli.options import chosen_tz, engine_option, grammar_options
+
+if TYPE_CHECKING:
+    from logparse.follow.outputs import Reporter
 
 
 @click.command("follow", short_help="Watch a log as the engine writes it: status, alerts, metrics.")
@@ -130,10 +134,10 @@ def follow_command(
     _print_end(result, fmt, why, out)
 
 
-def _reporter(fmt: str, log: str, on_alert: str | None, serve: str | None) -> object:
+def _reporter(fmt: str, log: str, on_alert: str | None, serve: str | None) -> Reporter:
     from logparse.follow.outputs import AlertCommand, JsonlView, PlainView, Reporter, TerminalView
 
-    view: object
+    view: PlainView | TerminalView
     if fmt == "jsonl":
         view = JsonlView(sys.stdout, sys.stderr)
     elif sys.stdout.isatty():
@@ -149,7 +153,7 @@ def _reporter(fmt: str, log: str, on_alert: str | None, serve: str | None) -> ob
         server = MetricsServer(*parse_address(serve))
         click.echo(f"logparse follow: serving http://{server.address}/metrics", err=True)
     command = AlertCommand(on_alert, sys.stderr) if on_alert else None
-    return Reporter(view, command, server)  # type: ignore[arg-type]
+    return Reporter(view, command, server)
 
 
 @contextmanager
@@ -177,7 +181,7 @@ def _stopped_by_signals(stop: threading.Event) -> Iterator[list[str]]:
 
 def _print_end(result: object, fmt: str, why: list[str], out: Path | None) -> None:
     from logparse.analysis.summary import render_summary, summary_dict
-    from logparse.escape import json_default, json_line, for_terminal
+    from logparse.escape import for_terminal, json_default, json_line
 
     ended = {"SIGINT": "stopped (Ctrl-C)", "SIGTERM": "stopped (SIGTERM)"}.get(why[0] if why else "", "")
     notes = getattr(result, "notes", [])

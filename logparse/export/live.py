@@ -58,12 +58,16 @@ class _Track:
             if at < len(self.points) - 1:
                 self.carried = None
             return
-        # a line stamped before the latest one (a clock stepped back): the points are reordered
+        # a line stamped before the latest one (a clock stepped back): the point goes in its place
         at = bisect.bisect_left(self.times, t)
+        before, after = (self.times[at - 1] if at else None), self.times[at]
+        if before is not None:
+            del self.gaps[bisect.bisect_left(self.gaps, after - before)]
+            bisect.insort(self.gaps, t - before)
+        bisect.insort(self.gaps, after - t)
         self.times.insert(at, t)
         self.values[t] = [value]
         self.points.insert(at, (t, merged(self.metric, [value])))
-        self.gaps = sorted(b - a for a, b in zip(self.times, self.times[1:]))
         self.carried = None
 
     def sample(self) -> Point:
@@ -131,7 +135,9 @@ class LiveSeries:
         base = base_labels(self.model_name or self.named_model)
         by_era: dict[str, dict[str, pl.DataFrame]] = {}
         for era, metrics in metric_groups(self.engine, self.version):
-            rows = by_era.setdefault(era, era_tables(context, era))
+            if era not in by_era:
+                by_era[era] = era_tables(context, era)
+            rows = by_era[era]
             frame = group_rows(metrics, rows, self.version, self.printed)
             if frame is None:
                 continue
@@ -149,7 +155,9 @@ class LiveSeries:
         """The block's stats rows, with the earlier rows their values depend on before them."""
         out: dict[str, pl.DataFrame] = {}
         for kind in (*STATS_KINDS, "kv_pool"):
-            parts = [f for f in (self.carry.get(kind), tables.get(kind)) if f is not None and not f.is_empty()]
+            parts = [
+                f for f in (self.carry.get(kind), tables.get(kind)) if f is not None and not f.is_empty()
+            ]
             if parts:
                 out[kind] = pl.concat(parts, how="diagonal_relaxed") if len(parts) > 1 else parts[0]
         return out
@@ -180,15 +188,23 @@ def _printed_fields(engine: str, tables: Mapping[str, pl.DataFrame]) -> frozense
     for _, metrics in metric_groups(engine, None):
         for m in metrics:
             frame = tables.get(m.table)
-            if m.absent_is_zero and frame is not None and m.column in frame.columns:
-                if frame[m.column].null_count() < frame.height:
-                    out.add(f"{m.table}.{m.column}")
+            shown = (
+                frame is not None
+                and m.column in frame.columns
+                and frame[m.column].null_count() < frame.height
+            )
+            if m.absent_is_zero and shown:
+                out.add(f"{m.table}.{m.column}")
     return frozenset(out)
 
 
 def _last_line(tables: Mapping[str, pl.DataFrame]) -> int:
-    ends = [f["line_no"].max() for f in tables.values() if "line_no" in f.columns and f.height]
-    return max((int(e) for e in ends if e is not None), default=0)  # type: ignore[call-overload]
+    ends = [
+        f.select(pl.col("line_no").max()).item()
+        for f in tables.values()
+        if "line_no" in f.columns and f.height
+    ]
+    return max((int(e) for e in ends if e is not None), default=0)
 
 
 __all__ = ["LiveSeries"]

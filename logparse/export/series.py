@@ -63,7 +63,9 @@ def run_series(
     base = base_labels(out.model_name)
     by_era: dict[Era, dict[str, pl.DataFrame]] = {}
     for era, metrics in metric_groups(engine, version):
-        rows = by_era.setdefault(era, era_tables(tables, era))
+        if era not in by_era:
+            by_era[era] = era_tables(tables, era)
+        rows = by_era[era]
         frame = group_rows(metrics, rows, version)
         if frame is None:
             out.unprinted.extend(
@@ -98,9 +100,7 @@ def group_rows(
     rows by kind (`era_rows`); None when none of them printed it. `printed`: the ``table.column``
     fields known to be printed by earlier lines (a line that leaves an `absent_is_zero` field out
     then counts 0)."""
-    frames = [
-        f for f in (_value_rows(m, rows[m.table], version, printed) for m in metrics) if f is not None
-    ]
+    frames = [f for f in (_value_rows(m, rows[m.table], version, printed) for m in metrics) if f is not None]
     if all(f.is_empty() for f in frames):
         return None
     return pl.concat(frames, how="diagonal_relaxed")
@@ -143,9 +143,7 @@ def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -
     ]
 
 
-def labelled_points(
-    metric: Metric, rows: pl.DataFrame, base: Labels, run: str
-) -> list[tuple[Labels, Point]]:
+def labelled_points(metric: Metric, rows: pl.DataFrame, base: Labels, run: str) -> list[tuple[Labels, Point]]:
     """Each value row of `group_rows` in line order as (its series' labels, (Unix ms, value))."""
     labels = label_columns(metric.era)
     return [

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import statistics
 from collections import deque
 from collections.abc import Mapping
@@ -100,7 +101,7 @@ class Watch:
     def interval(self) -> float | None:
         """The log's usual stats interval (s): the median gap between its recent stats stamps."""
         stamps = sorted(set(self.times))
-        gaps = [(b - a).total_seconds() for a, b in zip(stamps, stamps[1:])]
+        gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(stamps)]
         return statistics.median(gaps) if len(gaps) >= 3 else None
 
     def block(self, rows: Mapping[str, pl.DataFrame], tables: LiveTables, *, now: float) -> list[Alert]:
@@ -146,12 +147,21 @@ class Watch:
         pre = rows.get("preemption")
         if pre is not None and not pre.is_empty():
             count = pl.col("count").fill_null(1) if "count" in pre.columns else pl.lit(1)
-            events.append(pre.select("line_no", "time", count.cast(pl.Int64).alias("n"), pl.lit("preemption").alias("kind")))
+            events.append(
+                pre.select(
+                    "line_no", "time", count.cast(pl.Int64).alias("n"), pl.lit("preemption").alias("kind")
+                )
+            )
         stats = rows.get("engine_stats")
         if stats is not None and "preemptions" in stats.columns:
             hit = stats.filter(pl.col("preemptions").fill_null(0) > 0)
             events.append(
-                hit.select("line_no", "time", pl.col("preemptions").cast(pl.Int64).alias("n"), pl.lit("engine_stats").alias("kind"))
+                hit.select(
+                    "line_no",
+                    "time",
+                    pl.col("preemptions").cast(pl.Int64).alias("n"),
+                    pl.lit("engine_stats").alias("kind"),
+                )
             )
         if not events:
             return []
@@ -209,8 +219,9 @@ class Watch:
         if not parts:
             return []
         out = []
+        step = self.interval()  # the usual interval before this block
         for row in pl.concat(parts).sort("line_no").iter_rows(named=True):
-            before, step = self.last, self.interval()
+            before = self.last
             if before is not None and step and before.time is not None and row["time"] is not None:
                 gap = (row["time"] - before.time).total_seconds()
                 # SGLang prints nothing while idle: only a Decode line after the gap (no new
@@ -247,7 +258,12 @@ class Watch:
             before.line_no,
             before.time,
             f"{how}, {STALL_FACTOR:g}× the usual {step:,.0f} s interval, while {before.running} request(s) were running",
-            {"silence_s": round(gap, 3), "interval_s": step, "running": before.running, "resumed_line": resumed},
+            {
+                "silence_s": round(gap, 3),
+                "interval_s": step,
+                "running": before.running,
+                "resumed_line": resumed,
+            },
         )
 
     def _restarts(self, tables: LiveTables) -> list[Alert]:
@@ -303,7 +319,9 @@ class Watch:
             )
         ]
 
-    def analysed(self, phase: int, phase_start: int, window: Window | None, samples: pl.DataFrame) -> list[Alert]:
+    def analysed(
+        self, phase: int, phase_start: int, window: Window | None, samples: pl.DataFrame
+    ) -> list[Alert]:
         """After an analysis: the phase's samples since the last look against its stable window."""
         if window is not None and window.trusted and not self.dropping:
             self.reference[phase_start] = window
@@ -330,7 +348,12 @@ class Watch:
                         row["time"],
                         f"phase {phase}: {row['gen_tps']:,.1f} tok/s, {below:.0%} below the stable "
                         f"{ref.gen_tps:,.1f} tok/s of N={ref.concurrency} (more than {self.drop:.0%})",
-                        {"gen_tps": row["gen_tps"], "stable_gen_tps": ref.gen_tps, "below": below, "phase": phase},
+                        {
+                            "gen_tps": row["gen_tps"],
+                            "stable_gen_tps": ref.gen_tps,
+                            "below": below,
+                            "phase": phase,
+                        },
                     )
                 )
             self.dropping = low
@@ -364,7 +387,7 @@ def _time_at(tables: LiveTables, line: int) -> dt.datetime | None:
         if "line_no" in frame.columns and "time" in frame.columns:
             hit = frame.filter(pl.col("line_no") == line)
             if hit.height:
-                return hit["time"][0]  # type: ignore[no-any-return]
+                return hit["time"][0]
     return None
 
 

@@ -38,7 +38,7 @@ class MetricsServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+            def do_GET(self) -> None:
                 if self.path.split("?")[0] != "/metrics":
                     self.send_error(404, "only /metrics is served here")
                     return
@@ -49,13 +49,15 @@ class MetricsServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 """Scrapes are not logged."""
 
         try:
             self.httpd = ThreadingHTTPServer((host, port), Handler)
         except OSError as exc:
-            raise OutputError(f"--serve-metrics {host}:{port}: cannot listen: {exc.strerror or exc}") from None
+            raise OutputError(
+                f"--serve-metrics {host}:{port}: cannot listen: {exc.strerror or exc}"
+            ) from None
         self.httpd.daemon_threads = True
         self.address = f"{host}:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="logparse-metrics", daemon=True)

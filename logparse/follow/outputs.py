@@ -90,7 +90,9 @@ class TerminalView:
         self._start().update(self._panel(), refresh=True)
 
     def alert(self, alert: Alert) -> None:
-        self.alerts.append(f"{_clock(alert.time)} {alert.severity} {alert.alert} (line {alert.line_no}): {alert.message}")
+        self.alerts.append(
+            f"{_clock(alert.time)} {alert.severity} {alert.alert} (line {alert.line_no}): {alert.message}"
+        )
         self._start().update(self._panel(), refresh=True)
 
     def note(self, text: str) -> None:
@@ -129,7 +131,9 @@ class TerminalView:
             grid.add_row("prefill", f"{_n(s.prefill_tps, 1)} tok/s")
             grid.add_row("KV cache", _pct(s.kv_usage))
             if s.spec_accept_len is not None or s.spec_accept_rate is not None:
-                grid.add_row("spec accept", f"{_n(s.spec_accept_len, 2)} tokens/step ({_pct(s.spec_accept_rate)})")
+                grid.add_row(
+                    "spec accept", f"{_n(s.spec_accept_len, 2)} tokens/step ({_pct(s.spec_accept_rate)})"
+                )
             grid.add_row("window", escape(s.window.text() if s.window else "stable: none yet"))
         if self.alerts:
             grid.add_row("alerts", Text("\n".join(for_terminal(a) for a in self.alerts)))
@@ -155,7 +159,11 @@ class AlertCommand:
             text = json_line(item, ensure_ascii=False, default=json_default) + "\n"
             try:
                 done = subprocess.run(
-                    self.command, shell=True, input=text.encode(), timeout=ALERT_COMMAND_TIMEOUT_S, check=False
+                    self.command,
+                    shell=True,
+                    input=text.encode(),
+                    timeout=ALERT_COMMAND_TIMEOUT_S,
+                    check=False,
                 )
                 failed = done.returncode != 0
                 why = f"exited {done.returncode}"

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from logparse.analysis.analyze import Analysis, analyze
 from logparse.errors import EngineNotDetected
@@ -89,8 +89,19 @@ def follow_log(
     grammar = load_grammar(patterns)
     chosen = _engine(stream, grammar, engine, reporter)
     if chosen is None:
-        return FollowResult(stream.name, None, 0, stream.notes, None, None, reporter.alerts,
-                            time.process_time() - started_cpu, time.monotonic() - started_wall, 0.0, 0)
+        return FollowResult(
+            stream.name,
+            None,
+            0,
+            stream.notes,
+            None,
+            None,
+            reporter.alerts,
+            time.process_time() - started_cpu,
+            time.monotonic() - started_wall,
+            0.0,
+            0,
+        )
     run = Path(stream.name).name if stream.name != "standard input" else "stdin"
     sink = FollowSink(
         source=stream.name,
@@ -118,16 +129,30 @@ def follow_log(
 
     def read_into(folder: Path) -> tuple[IngestResult, Analysis]:
         got = ingest_to_folder(
-            stream, folder, engine=chosen, year=year, tz=tz, patterns=patterns, workers=1,
-            extra_sink=sink, name=stream.name, once=True, mtime=mtime,
+            cast(BinaryIO, stream),  # read with read1(n), as the core reads any stream
+            folder,
+            engine=chosen,
+            year=year,
+            tz=tz,
+            patterns=patterns,
+            workers=1,
+            extra_sink=sink,
+            name=stream.name,
+            once=True,
+            mtime=mtime,
         )
         idle()  # the notes of the end
         if _mark_guessed_dates(got, year=year, mtime=mtime):
             save_info(folder, got.info())
         frames = got.frames()
         return got, analyze(
-            frames, engine=got.engine, source=got.source, read_stats=got.stats, times=got.times,
-            grammar=got.grammar, **options,
+            frames,
+            engine=got.engine,
+            source=got.source,
+            read_stats=got.stats,
+            times=got.times,
+            grammar=got.grammar,
+            **options,
         )
 
     try:
@@ -158,7 +183,9 @@ def follow_log(
     )
 
 
-def _engine(stream: FollowedFile | FollowedPipe, grammar: Grammar, engine: str, reporter: Reporter) -> str | None:
+def _engine(
+    stream: FollowedFile | FollowedPipe, grammar: Grammar, engine: str, reporter: Reporter
+) -> str | None:
     """The engine to read with: `engine`, else detected from the first lines, waiting for more
     while the lines written so far do not tell; None when the stream ends before any line."""
     if engine != "auto":
@@ -198,7 +225,10 @@ def _mark_guessed_dates(result: IngestResult, *, year: int | None, mtime: Any) -
     if not (times.year_inferred or times.date_inferred):
         return False
     times.inferred_from = (
-        "--year" if year is not None else "the file's modification time" if mtime is not None
+        "--year"
+        if year is not None
+        else "the file's modification time"
+        if mtime is not None
         else "today (stdin has no mtime)"
     )
     return True

@@ -1,7 +1,8 @@
 """The core's sink for a followed log: each block's tables become status, alerts and metrics.
 
 The core calls `add` with each kind's rows of a block and `end_block` when the block is done (on
-the thread that reads, between reads: no per-line Python). A block's rows are kept
+the thread that reads, between reads). The rows of the blocks read since the last update (at most
+`UPDATE_EVERY_S` ago, or until nothing more is written) are kept
 (`tables.LiveTables`), fed to the alert rules (`alerts.Watch`) and to the metrics
 (`export.live.LiveSeries`), and a block with stats lines gives a status update. The phase and its
 stable window come from the post-mortem's own analysis of the current engine start, which is run
@@ -29,6 +30,9 @@ from logparse.follow.status import Status, Window, current_numbers
 from logparse.follow.tables import LiveTables
 
 ANALYSIS_EVERY_S = 1.0
+# Blocks read within this of the last update wait for the next one (or for the reader to catch
+# up): a busy log is said twice a second, not once per read.
+UPDATE_EVERY_S = 0.5
 ANALYSIS_SHARE = 0.05  # of one core, at most, spent re-analysing
 
 
@@ -69,6 +73,8 @@ class FollowSink:
     analysis_cost_s: float = 0.0  # CPU seconds spent analysing, in all
     analyses: int = 0
     _pending: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
+    _unsaid: dict[str, list[pl.DataFrame]] = field(default_factory=dict)  # blocks since the last update
+    _said_at: float | None = None
     _analysed_at: float | None = None
     _last_cost: float = 0.0
     _stale: bool = False  # stats lines came since the last analysis
@@ -86,9 +92,18 @@ class FollowSink:
         self._pending.setdefault(kind, []).append(frame)
 
     def end_block(self) -> None:
-        """The block is done: keep its rows, run the rules, update the status and metrics."""
-        rows = {k: pl.concat(v, how="vertical_relaxed") for k, v in self._pending.items()}
+        """The block is done: its rows wait for the next update (at most `UPDATE_EVERY_S` away)."""
+        for kind, frames in self._pending.items():
+            self._unsaid.setdefault(kind, []).extend(frames)
         self._pending = {}
+        if self._said_at is None or self.clock() - self._said_at >= UPDATE_EVERY_S:
+            self._update()
+
+    def _update(self) -> None:
+        """Keep the rows read since the last update, run the rules, update the status and metrics."""
+        rows = {k: pl.concat(v, how="vertical_relaxed") for k, v in self._unsaid.items()}
+        self._unsaid = {}
+        self._said_at = self.clock()
         if not rows:
             return
         for kind, frame in rows.items():
@@ -111,7 +126,10 @@ class FollowSink:
             self.outputs.status(self.status())
 
     def idle(self) -> None:
-        """Nothing new was written: the silence rules, and the analysis catches up."""
+        """Nothing new was written: the rows not yet said, the silence rules, and the analysis
+        catches up."""
+        if self._unsaid:
+            self._update()
         for alert in self.watch.idle(now=self.clock()):
             self.outputs.alert(alert)
         if self._stale and self._analysis_due():
@@ -123,6 +141,8 @@ class FollowSink:
 
     def close(self) -> list[str]:
         """The log ended: the last analysis, so the last status is the lines' whole story."""
+        if self._unsaid:
+            self._update()
         if self._stale:
             self._analyse()
             self.outputs.status(self.status())
@@ -130,7 +150,7 @@ class FollowSink:
 
     def abort(self) -> None:
         """The core gave up on this reading (an error follows)."""
-        self._pending = {}
+        self._pending, self._unsaid = {}, {}
 
     def _analysis_due(self) -> bool:
         if self._analysed_at is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -119,7 +119,7 @@ def current_numbers(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
     if ranks.is_empty():
         return out
     latest = ranks.sort("line_no").group_by("series", maintain_order=True).last()
-    newest = latest["time"].max()
+    newest = cast("dt.datetime | None", latest["time"].max())
     step = _interval(ranks)
     if step is not None and newest is not None:
         latest = latest.filter(pl.col("time") >= newest - dt.timedelta(seconds=STALE_FACTOR * step))
@@ -135,7 +135,9 @@ def current_numbers(tables: Mapping[str, pl.DataFrame], *, engine: str) -> dict[
         spec_accept_rate=_float(latest["accept_rate"].mean()),
     )
     if engine == "vllm":
-        out["prefill_tps"] = _float(latest["prompt_tps"].sum()) if latest["prompt_tps"].is_not_null().any() else None
+        out["prefill_tps"] = (
+            _float(latest["prompt_tps"].sum()) if latest["prompt_tps"].is_not_null().any() else None
+        )
         out.update(_vllm_spec(recent.get("spec_decode")))
     else:
         out["prefill_tps"] = _sglang_prefill(recent.get("prefill_batch"), latest)

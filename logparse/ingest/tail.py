@@ -141,7 +141,7 @@ class FollowedFile(_Lines):
         try:
             if self.path.is_dir():
                 raise InputError(f"{shown}: is a directory; give the log file inside it")
-            return open(self.path, "rb", buffering=0)  # noqa: SIM115 (held open while followed)
+            return open(self.path, "rb", buffering=0)  # held open while followed
         except FileNotFoundError:
             raise InputError(f"{shown}: no such file") from None
         except OSError as exc:

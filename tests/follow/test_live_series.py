@@ -16,6 +16,8 @@ from logparse.emulate.presets import preset
 from logparse.export.live import LiveSeries
 from logparse.export.series import run_series
 
+pytestmark = pytest.mark.slow  # seven emulated runs and seven real excerpts ingested first
+
 PRESETS = [("vllm", "emulated-0.6-spec-two-phases"), ("vllm", "emulated-0.11-preemptions-compose"),
            ("vllm", "emulated-0.10-multirank-docker"), ("sglang", "emulated-0.5.6-hybrid-spec"),
            ("sglang", "emulated-0.4-docker-retract"), ("vllm", "gpustack-64k"), ("sglang", "gpustack-200k")]
