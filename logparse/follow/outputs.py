@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from logparse.escape import for_terminal, json_default, json_line
 from logparse.follow.alerts import Alert
-from logparse.follow.status import Status
+from logparse.follow.status import Status, clock_text, number_text, percent_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -91,7 +91,7 @@ class TerminalView:
 
     def alert(self, alert: Alert) -> None:
         self.alerts.append(
-            f"{_clock(alert.time)} {alert.severity} {alert.alert} (line {alert.line_no}): {alert.message}"
+            f"{clock_text(alert.time)} {alert.severity} {alert.alert} (line {alert.line_no}): {alert.message}"
         )
         self._start().update(self._panel(), refresh=True)
 
@@ -123,16 +123,17 @@ class TerminalView:
         else:
             version = f" {s.version}" if s.version else ""
             grid.add_row("engine", escape(f"{s.engine}{version}   {s.lines:,} lines read"))
-            grid.add_row("latest", escape(f"stats line {s.line_no or '-'} at {_clock(s.time)}"))
+            grid.add_row("latest", escape(f"stats line {s.line_no or '-'} at {clock_text(s.time)}"))
             n = f"  N={s.concurrency}" if s.concurrency else ""
             grid.add_row("phase", escape(f"{s.phase if s.phase is not None else '-'}{n}"))
-            grid.add_row("requests", f"running {_n(s.running)}   waiting {_n(s.waiting)}")
-            grid.add_row("gen", f"{_n(s.gen_tps, 1)} tok/s")
-            grid.add_row("prefill", f"{_n(s.prefill_tps, 1)} tok/s")
-            grid.add_row("KV cache", _pct(s.kv_usage))
+            grid.add_row("requests", f"running {number_text(s.running)}   waiting {number_text(s.waiting)}")
+            grid.add_row("gen", f"{number_text(s.gen_tps, 1)} tok/s")
+            grid.add_row("prefill", f"{number_text(s.prefill_tps, 1)} tok/s")
+            grid.add_row("KV cache", percent_text(s.kv_usage))
             if s.spec_accept_len is not None or s.spec_accept_rate is not None:
                 grid.add_row(
-                    "spec accept", f"{_n(s.spec_accept_len, 2)} tokens/step ({_pct(s.spec_accept_rate)})"
+                    "spec accept",
+                    f"{number_text(s.spec_accept_len, 2)} tokens/step ({percent_text(s.spec_accept_rate)})",
                 )
             grid.add_row("window", escape(s.window.text() if s.window else "stable: none yet"))
         if self.alerts:
@@ -206,18 +207,6 @@ class Reporter:
         self.view.close()
         if self.command is not None:
             self.command.close()
-
-
-def _clock(time: dt.datetime | None) -> str:
-    return "--:--:--" if time is None else time.strftime("%H:%M:%S")
-
-
-def _n(value: float | int | None, digits: int = 0) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value * 100:.1f} %"
 
 
 __all__ = ["AlertCommand", "JsonlView", "PlainView", "Reporter", "TerminalView"]

@@ -95,16 +95,18 @@ class Status:
     def line(self) -> str:
         """The plain one-line form (output that is not a terminal)."""
         parts = [
-            f"{_clock(self.time)} line {self.line_no or '-'}",
+            f"{clock_text(self.time)} line {self.line_no or '-'}",
             f"phase {self.phase if self.phase is not None else '-'}"
             + (f" N={self.concurrency}" if self.concurrency else ""),
-            f"running {_n(self.running)} waiting {_n(self.waiting)}",
-            f"gen {_n(self.gen_tps, 1)} tok/s",
-            f"prefill {_n(self.prefill_tps, 1)} tok/s",
-            f"KV {_pct(self.kv_usage)}",
+            f"running {number_text(self.running)} waiting {number_text(self.waiting)}",
+            f"gen {number_text(self.gen_tps, 1)} tok/s",
+            f"prefill {number_text(self.prefill_tps, 1)} tok/s",
+            f"KV {percent_text(self.kv_usage)}",
         ]
         if self.spec_accept_len is not None or self.spec_accept_rate is not None:
-            parts.append(f"spec accept {_n(self.spec_accept_len, 2)} ({_pct(self.spec_accept_rate)})")
+            parts.append(
+                f"spec accept {number_text(self.spec_accept_len, 2)} ({percent_text(self.spec_accept_rate)})"
+            )
         if self.window is not None:
             parts.append(self.window.text())
         return " | ".join(parts)
@@ -196,15 +198,18 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _n(value: float | int | None, digits: int = 0) -> str:
+def number_text(value: float | int | None, digits: int = 0) -> str:
+    """A figure with thousands separators, `-` when unknown."""
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def _pct(value: float | None) -> str:
+def percent_text(value: float | None) -> str:
+    """A 0-1 share as a percentage, `-` when unknown."""
     return "-" if value is None else f"{value * 100:.1f} %"
 
 
-def _clock(time: dt.datetime | None) -> str:
+def clock_text(time: dt.datetime | None) -> str:
+    """The time of day of a stamp, `--:--:--` when unknown."""
     return "--:--:--" if time is None else time.strftime("%H:%M:%S")
 
 
