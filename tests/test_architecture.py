@@ -23,7 +23,7 @@ LAYERS = [
     ["logparse.ingest"],
     ["logparse.drift"],
     ["logparse.analysis", "logparse.bench", "logparse.mining", "logparse.emulate", "logparse.gate"],
-    ["logparse.headline", "logparse.charts", "logparse.report", "logparse.export", "logparse.perf"],
+    ["logparse.headline", "logparse.charts", "logparse.report", "logparse.export", "logparse.perf", "logparse.follow"],
     ["logparse.cli", "logparse.__main__"],
 ]
 

@@ -138,19 +138,26 @@ impl Reader {
         Ok(Reader { source: Mutex::new(source) })
     }
 
-    /// Read from a Python binary stream named `name` (`size` bytes, when known).
+    /// Read from a Python binary stream named `name` (`size` bytes, when known). `spool=False`:
+    /// the stream is read once and never again (a log followed live: nothing is kept aside, so a
+    /// run that would need to read it again fails instead of growing a spool without end).
     #[staticmethod]
-    #[pyo3(signature = (stream, name, block_bytes, max_line, size=None))]
+    #[pyo3(signature = (stream, name, block_bytes, max_line, size=None, spool=true))]
     fn from_stream(
         stream: Bound<'_, PyAny>,
         name: &str,
         block_bytes: usize,
         max_line: usize,
         size: Option<u64>,
+        spool: bool,
     ) -> PyResult<Reader> {
         let method = if stream.hasattr("read1")? { "read1" } else { "read" };
         let input = PyStream::new(stream.unbind(), method);
-        Ok(Reader { source: Mutex::new(Source::stream(name, Box::new(input), size, block_bytes, max_line)) })
+        let mut source = Source::stream(name, Box::new(input), size, block_bytes, max_line);
+        if !spool {
+            source.stop_spooling();
+        }
+        Ok(Reader { source: Mutex::new(source) })
     }
 
     /// How the input is named in messages.
@@ -343,7 +350,8 @@ impl Core {
     /// Read `reader` to its end into tables, the GIL released.
     ///
     /// `options`: `zone` (IANA name), `year`, `mtime_us`, `today` (ISO date), `workers`,
-    /// `row_group_rows`, `part_row_groups`.
+    /// `row_group_rows`, `part_row_groups`, `known_year` (the year of year-less stamps before the
+    /// log's first full date, taken as known: no full date met later makes the log be read again).
     /// `folder` and `layout` (`flat` / `hive`) write Parquet; without a folder the tables are
     /// returned in memory (`tables`: kind -> list of batches). `sink` is a Python object that gets
     /// every batch too (`add`, `end_block`, `settle`, `close`, `abort`); `memory=False` with a sink
@@ -370,7 +378,7 @@ impl Core {
             mtime_us: get(options, "mtime_us")?,
             zone: get::<String>(options, "zone")?.unwrap_or_else(|| "UTC".into()),
             today: date_of(get(options, "today")?)?,
-            known_year: None,
+            known_year: get(options, "known_year")?,
             known_date: None,
         };
         let workers: usize = get(options, "workers")?.unwrap_or(1);

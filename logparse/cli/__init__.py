@@ -64,6 +64,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
         "The event kinds and columns: types, units, meanings.",
     ),
     "explain": ("logparse.cli.explain", "explain_command", "What the summary's and windows' columns mean."),
+    "follow": (
+        "logparse.cli.follow",
+        "follow_command",
+        "Watch a log as the engine writes it: status, alerts, metrics.",
+    ),
 }
 
 

@@ -31,8 +31,14 @@ def integrate_rates(points: Sequence[Point], *, hold_over_gaps: bool) -> list[Po
     if not points:
         return []
     usual = usual_interval_ms(points) if hold_over_gaps else None
-    samples: list[Point] = [(points[0][0], 0.0)]
-    total = 0.0
+    return [(points[0][0], 0.0), *integrated(points, usual)]
+
+
+def integrated(points: Sequence[Point], usual: int | None, total: float = 0.0) -> list[Point]:
+    """`integrate_rates`' samples after the first point, given the usual interval (None: no
+    gaps held over) and the counter's value at the first point: a counter kept up to date as
+    points arrive carries on from where it was, with the same sums in the same order."""
+    samples: list[Point] = []
     for (before, _), (t, rate) in pairwise(points):
         seconds = (t - before) / 1000
         if usual is not None and t - before > GAP_FACTOR * usual:
@@ -45,7 +51,11 @@ def integrate_rates(points: Sequence[Point], *, hold_over_gaps: bool) -> list[Po
 
 def usual_interval_ms(points: Sequence[Point]) -> int | None:
     """The median spacing of the points, or None when there are too few to tell."""
-    gaps = [b[0] - a[0] for a, b in pairwise(points)]
+    return median_gap([b[0] - a[0] for a, b in pairwise(points)])
+
+
+def median_gap(gaps: Sequence[int]) -> int | None:
+    """`usual_interval_ms` of points spaced by `gaps`."""
     if len(gaps) < MIN_INTERVALS:
         return None
     return int(statistics.median(gaps))

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Iterator
 from logparse.export.series import Labels, Series
 
 
-def render(series: Iterable[Series]) -> Iterator[str]:
-    """The OpenMetrics text of `series`, line by line (each ending in a newline)."""
+def render(series: Iterable[Series], *, timestamps: bool = True) -> Iterator[str]:
+    """The OpenMetrics text of `series`, line by line (each ending in a newline); without
+    `timestamps`, samples are left unstamped (a live `/metrics` page: the scrape stamps them)."""
     families: dict[str, list[Series]] = {}
     for one in series:
         families.setdefault(one.name, []).append(one)
@@ -28,7 +29,8 @@ def render(series: Iterable[Series]) -> Iterator[str]:
         for member in members:
             labels = _labels(member.labels)
             for t_ms, value in member.samples:
-                yield f"{sample_name}{labels} {_number(value)} {_seconds(t_ms)}\n"
+                stamp = f" {_seconds(t_ms)}" if timestamps else ""
+                yield f"{sample_name}{labels} {_number(value)}{stamp}\n"
     yield "# EOF\n"
 
 

@@ -60,18 +60,50 @@ def run_series(
         untimed=untimed(tables, STATS_KINDS),
         aggregated=aggregated_lines(tables),
     )
-    base: Labels = (("model_name", out.model_name),) if out.model_name else ()
-    for era in ENGINE_ERAS.get(engine, ()):
-        rows = {kind: era_rows(tables, era, kind) for kind in {m.table for m in CATALOG if m.era == era}}
-        for metrics in _by_name(m for m in CATALOG if m.era == era and _exported_in(m, version)):
-            frames = [f for f in (_value_rows(m, rows[m.table], version) for m in metrics) if f is not None]
-            if all(f.is_empty() for f in frames):
-                out.unprinted.extend(
-                    f"{m.name} ({m.table}.{m.column})" for m in metrics if not rows[m.table].is_empty()
-                )
-                continue
-            out.series.extend(_series(metrics, pl.concat(frames, how="diagonal_relaxed"), base, run))
+    base = base_labels(out.model_name)
+    by_era: dict[Era, dict[str, pl.DataFrame]] = {}
+    for era, metrics in metric_groups(engine, version):
+        if era not in by_era:
+            by_era[era] = era_tables(tables, era)
+        rows = by_era[era]
+        frame = group_rows(metrics, rows, version)
+        if frame is None:
+            out.unprinted.extend(
+                f"{m.name} ({m.table}.{m.column})" for m in metrics if not rows[m.table].is_empty()
+            )
+            continue
+        out.series.extend(_series(metrics, frame, base, run))
     return out
+
+
+def metric_groups(engine: str, version: str | None) -> list[tuple[Era, list[Metric]]]:
+    """The catalog metrics a log of `engine` at `version` exports, by era, grouped by name."""
+    return [
+        (era, metrics)
+        for era in ENGINE_ERAS.get(engine, ())
+        for metrics in _by_name(m for m in CATALOG if m.era == era and _exported_in(m, version))
+    ]
+
+
+def era_tables(tables: Mapping[str, pl.DataFrame], era: Era) -> dict[str, pl.DataFrame]:
+    """`era_rows` of every kind the era's metrics read."""
+    return {kind: era_rows(tables, era, kind) for kind in {m.table for m in CATALOG if m.era == era}}
+
+
+def group_rows(
+    metrics: list[Metric],
+    rows: Mapping[str, pl.DataFrame],
+    version: str | None,
+    printed: frozenset[str] = frozenset(),
+) -> pl.DataFrame | None:
+    """The value rows (``t_ms``, ``line_no``, labels, ``value``) of one metric name from its era's
+    rows by kind (`era_rows`); None when none of them printed it. `printed`: the ``table.column``
+    fields known to be printed by earlier lines (a line that leaves an `absent_is_zero` field out
+    then counts 0)."""
+    frames = [f for f in (_value_rows(m, rows[m.table], version, printed) for m in metrics) if f is not None]
+    if all(f.is_empty() for f in frames):
+        return None
+    return pl.concat(frames, how="diagonal_relaxed")
 
 
 def _by_name(metrics: Iterable[Metric]) -> list[list[Metric]]:
@@ -82,9 +114,11 @@ def _by_name(metrics: Iterable[Metric]) -> list[list[Metric]]:
     return list(groups.values())
 
 
-def _value_rows(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.DataFrame | None:
+def _value_rows(
+    metric: Metric, rows: pl.DataFrame, version: str | None, printed: frozenset[str] = frozenset()
+) -> pl.DataFrame | None:
     """``t_ms``, ``line_no``, the era's label columns and ``value``: the lines that printed the field."""
-    values = None if rows.is_empty() else _values(metric, rows, version)
+    values = None if rows.is_empty() else _values(metric, rows, version, printed)
     if values is None:
         return None
     return rows.select("t_ms", "line_no", *label_columns(metric.era), values.alias("value")).filter(
@@ -94,11 +128,9 @@ def _value_rows(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.D
 
 def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -> list[Series]:
     metric = metrics[0]
-    labels = label_columns(metric.era)
     grouped: dict[Labels, list[Point]] = defaultdict(list)
-    for row in rows.sort("line_no").iter_rows(named=True):
-        key = (*base, *((label_name(k), str(row[k])) for k in labels if row[k] is not None), ("run", run))
-        grouped[key].append((row["t_ms"], float(row["value"])))
+    for key, point in labelled_points(metric, rows, base, run):
+        grouped[key].append(point)
     return [
         Series(
             metric.name,
@@ -111,7 +143,26 @@ def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -
     ]
 
 
-def _values(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.Expr | None:
+def labelled_points(metric: Metric, rows: pl.DataFrame, base: Labels, run: str) -> list[tuple[Labels, Point]]:
+    """Each value row of `group_rows` in line order as (its series' labels, (Unix ms, value))."""
+    labels = label_columns(metric.era)
+    return [
+        (
+            (*base, *((label_name(k), str(row[k])) for k in labels if row[k] is not None), ("run", run)),
+            (row["t_ms"], float(row["value"])),
+        )
+        for row in rows.sort("line_no").iter_rows(named=True)
+    ]
+
+
+def base_labels(model_name: str | None) -> Labels:
+    """The labels every series of a run starts with: ``model_name`` when known."""
+    return (("model_name", model_name),) if model_name else ()
+
+
+def _values(
+    metric: Metric, rows: pl.DataFrame, version: str | None, printed: frozenset[str] = frozenset()
+) -> pl.Expr | None:
     if metric.column not in rows.columns:
         return None
     col = pl.col(metric.column)
@@ -121,8 +172,8 @@ def _values(metric: Metric, rows: pl.DataFrame, version: str | None) -> pl.Expr 
         seen = pl.col("new_token") + pl.col("cached_token")
         return pl.when(seen > 0).then(pl.col("cached_token") / seen)
     if metric.absent_is_zero:
-        printed = rows[metric.column].null_count() < rows.height
-        return col.fill_null(0) if printed or _at_least(version, metric.first) else None
+        shown = rows[metric.column].null_count() < rows.height or f"{metric.table}.{metric.column}" in printed
+        return col.fill_null(0) if shown or _at_least(version, metric.first) else None
     return col
 
 
@@ -132,10 +183,21 @@ def _one_per_timestamp(metric: Metric, points: list[Point]) -> list[Point]:
     by_time: dict[int, list[float]] = defaultdict(list)
     for t, v in points:
         by_time[t].append(v)
-    merge = {"rate_integral": lambda vs: sum(vs) / len(vs), "interval_sum": sum}.get(
-        metric.how, lambda vs: vs[-1]
-    )
-    return [(t, float(merge(vs))) for t, vs in sorted(by_time.items())]
+    return [(t, merged(metric, vs)) for t, vs in sorted(by_time.items())]
+
+
+def merged(metric: Metric, values: list[float]) -> float:
+    """The one sample of the values lines stamped alike gave (see `_one_per_timestamp`)."""
+    if metric.how == "rate_integral":
+        return float(sum(values) / len(values))
+    if metric.how == "interval_sum":
+        return float(sum(values))
+    return float(values[-1])
+
+
+def as_metric(metric: Metric, points: list[Point]) -> list[Point]:
+    """The metric's samples from its one-per-timestamp points (counters rebuilt or summed)."""
+    return _as_metric(metric, points)
 
 
 def _as_metric(metric: Metric, points: list[Point]) -> list[Point]:
@@ -166,6 +228,11 @@ def _parsed(version: str | None) -> tuple[int, ...] | None:
         return None if version is None else parse_version(version)
     except ValueError:
         return None
+
+
+def config_value(tables: Mapping[str, pl.DataFrame], columns: tuple[str, ...]) -> str | None:
+    """The first value the log's `config` lines print of the first of `columns` it has."""
+    return _config_value(tables, columns)
 
 
 def _config_value(tables: Mapping[str, pl.DataFrame], columns: tuple[str, ...]) -> str | None:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import polars as pl
 
@@ -195,7 +195,7 @@ def _frames(tables: dict[str, list[Any]]) -> dict[str, pl.DataFrame]:
 
 
 def ingest_to_folder(
-    path: str | Path,
+    path: str | Path | BinaryIO,
     folder: Path,
     *,
     engine: str = "auto",
@@ -208,15 +208,22 @@ def ingest_to_folder(
     jsonl: TextIO | None = None,
     progress: Callable[[int, int | None], None] | None = None,
     cancel: threading.Event | None = None,
+    name: str | None = None,
+    once: bool = False,
+    mtime: dt.datetime | None = None,
 ) -> IngestResult:
     """Parse `path` into Parquet tables in `folder` (`<kind>.parquet`, or `kind=<kind>/part-*.parquet`
     for the `hive` layout of a dataset's run) and keep the ingest facts beside them. The result's
     tables are lazy scans of those files; `extra_sink` gets every batch too, and `jsonl` every event
-    as a JSON line (the core writes it, a block at a time)."""
+    as a JSON line (the core writes it, a block at a time). `path` may be a binary stream named
+    `name`; `once` and `mtime` as for `stream_log` (a log followed live)."""
     grammar = load_grammar(patterns)
     outcome = stream_log(
         path,
         grammar,
+        name=name,
+        once=once,
+        mtime=mtime,
         folder=folder,
         layout=layout,
         sink=extra_sink,

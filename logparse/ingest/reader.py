@@ -66,17 +66,22 @@ def describe(path: str | Path) -> str:
 
 
 def open_reader(
-    source: str | Path | BinaryIO, block_bytes: int | None = None, *, name: str | None = None
+    source: str | Path | BinaryIO,
+    block_bytes: int | None = None,
+    *,
+    name: str | None = None,
+    spool: bool = True,
 ) -> Any:
     """A core reader of `source`: a path (`-` is stdin; gzip is known by its magic bytes) or a
-    binary stream. Raises `InputError` when the path cannot be read."""
+    binary stream (`spool=False`: read once, never again). Raises `InputError` when the path
+    cannot be read."""
     core = core_module()
     size = block_bytes or int(os.environ.get("LOGPARSE_BLOCK_BYTES", BLOCK_BYTES))
     if str(source) == "-":  # Python's stdin, which a caller (a test, an embedding) may have replaced
-        return core.Reader.from_stream(sys.stdin.buffer, describe("-"), size, MAX_LINE_BYTES)
+        return core.Reader.from_stream(sys.stdin.buffer, describe("-"), size, MAX_LINE_BYTES, None, spool)
     if isinstance(source, str | Path):
         return core.Reader(str(source), size, MAX_LINE_BYTES)
-    return core.Reader.from_stream(source, name or "input", size, MAX_LINE_BYTES)
+    return core.Reader.from_stream(source, name or "input", size, MAX_LINE_BYTES, None, spool)
 
 
 def iter_lines(

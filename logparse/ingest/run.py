@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO, cast
+from typing import Any, BinaryIO, Protocol, TextIO, cast
 
 import pyarrow as pa
 
@@ -88,7 +88,7 @@ class Cancelled(Exception):
 
 
 def stream_log(
-    path: str | Path,
+    path: str | Path | BinaryIO,
     grammar: Grammar,
     *,
     folder: Path | None = None,
@@ -104,20 +104,26 @@ def stream_log(
     progress: Callable[[int, int | None], None] | None = None,
     cancel: threading.Event | None = None,
     mtime: dt.datetime | None = None,
+    name: str | None = None,
+    once: bool = False,
 ) -> Outcome:
-    """Read `path` into Parquet files in `folder` (`layout` `flat` or `hive`), else into memory
-    (`Outcome.tables`; `memory=False` with a `sink` keeps nothing), every batch also to `sink`, and
-    every event as a JSON line to `jsonl` (written by the core, a block at a time).
+    """Read `path` (a path, or a binary stream named `name`) into Parquet files in `folder`
+    (`layout` `flat` or `hive`), else into memory (`Outcome.tables`; `memory=False` with a `sink`
+    keeps nothing), every batch also to `sink`, and every event as a JSON line to `jsonl` (written
+    by the core, a block at a time).
 
     `workers` threads parse blocks (None: the usable cores for inputs of `PARALLEL_MIN_BYTES` or
     more, else 1); the tables do not depend on it. `cancel`, set by another thread, stops the run at
-    the next block."""
+    the next block. `once` reads a stream that cannot be read again (a log followed live): nothing
+    is spooled, and stamps without a year take `year`, else the year of `mtime` (else today's), as
+    known (a full date met later dates the lines after it; none before it is read again)."""
     zone = check_zone(tz) if tz else DEFAULT_ZONE
-    reader = open_reader(path, block_bytes)
+    reader = open_reader(path, block_bytes, name=name, spool=not once)
     if workers is None:
         env = os.environ.get("LOGPARSE_WORKERS")
         workers = int(env) if env else (usable_cores() if (reader.size or 0) >= PARALLEL_MIN_BYTES else 1)
-    chosen, scores = choose_engine(grammar, engine, reader.head(HEAD_LINES), reader.name)
+    head = reader.head(HEAD_LINES) if engine == "auto" else []
+    chosen, scores = choose_engine(grammar, engine, head, reader.name)
     anchor = mtime if mtime is not None else _mtime(path)
     options: dict[str, Any] = {
         "row_group_rows": tables.ROW_GROUP_ROWS,
@@ -128,6 +134,8 @@ def stream_log(
         "today": _today(zone).isoformat(),
         "workers": max(1, workers),
     }
+    if once:
+        options["known_year"] = year if year is not None else _local_date(anchor, zone).year
 
     def stopped(done: int, total: int | None) -> None:
         if cancel is not None and cancel.is_set():
@@ -203,12 +211,17 @@ def _instant(us: int) -> dt.datetime:
 
 def _today(zone: str) -> dt.date:
     """Today in `zone` (not in this machine's zone: stdin's dates do not depend on `TZ`)."""
+    return _local_date(None, zone)
+
+
+def _local_date(instant: dt.datetime | None, zone: str) -> dt.date:
+    """The date of `instant` (None: now) in `zone`."""
     from zoneinfo import ZoneInfo
 
-    return dt.datetime.now(dt.UTC).astimezone(ZoneInfo(zone)).date()
+    return (instant or dt.datetime.now(dt.UTC)).astimezone(ZoneInfo(zone)).date()
 
 
-def _mtime(path: str | Path) -> dt.datetime | None:
+def _mtime(path: str | Path | BinaryIO) -> dt.datetime | None:
     if str(path) == "-" or not isinstance(path, str | Path):
         return None
     try:

@@ -138,7 +138,8 @@ def test_year_reaches_report(logs: dict[str, Path], tmp_path: Path) -> None:
 
 
 # Commands that read logs, and those that do not (bench reads client result files only).
-READS_LOGS = {"ingest", "summary", "windows", "compare", "report", "reconcile", "unknown", "export", "gate"}
+READS_LOGS = {"ingest", "summary", "windows", "compare", "report", "reconcile", "unknown", "export", "gate",
+              "follow"}
 READS_NO_LOGS = {"patterns", "detect", "emulate", "bench", "schema", "explain"}
 
 
