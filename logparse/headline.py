@@ -104,14 +104,14 @@ def _startup_tables(tables: Mapping[str, Frame], start: Any) -> dict[str, pl.Dat
 
     tables = naive_utc(tables)
     view = {kind: _lazy(frame).collect() for kind, frame in tables.items() if kind in STARTUP_KINDS}
-    # The stats lines' numbers tell a restart (loading again after serving) from a first start.
-    view.update(
-        {
-            kind: _lazy(frame).select("line_no", "time").collect()
-            for kind, frame in tables.items()
-            if kind in STATS_KINDS
-        }
-    )
+    # The stats lines tell a restart (loading again after serving) from a first start: of each run
+    # of them between two start-up lines only the last one counts (`segments.find_segments`), and it
+    # is also the last timestamped line before the start-up line after it. So the millions of
+    # stats lines of a long log come down to one row per gap between start-up lines.
+    breaks = sorted({int(n) for frame in view.values() for n in frame.get_column("line_no").to_list()})
+    for kind, frame in tables.items():
+        if kind in STATS_KINDS:
+            view[kind] = _last_of_each_gap(_lazy(frame).select("line_no", "time"), breaks)
     ready = ready_row(view)
     if ready is not None and ready["time_approx"]:
         for kind, frame in tables.items():
@@ -129,6 +129,24 @@ def _startup_tables(tables: Mapping[str, Frame], start: Any) -> dict[str, pl.Dat
             {"line_no": [None], "time": [start]}, schema={"line_no": pl.Int64(), "time": pl.Datetime("us")}
         )
     return view
+
+
+def _last_of_each_gap(rows: pl.LazyFrame, breaks: list[int]) -> pl.DataFrame:
+    """Of `rows` (``line_no``, ``time``), the last row before each of `breaks` and the last of all."""
+    line = pl.col("line_no")
+    if not breaks:
+        gap = pl.lit(0)
+    elif hasattr(line, "bin_intervals"):  # polars >= 2: `cut` is deprecated
+        gap = line.bin_intervals(breaks, labels=False)
+    else:
+        gap = line.cut(breaks, left_closed=True)
+    return (
+        rows.group_by(gap.alias("_gap"))
+        .agg(pl.all().sort_by("line_no").last())
+        .drop("_gap")
+        .sort("line_no")
+        .collect()
+    )
 
 
 def startup(tables: Mapping[str, Frame], *, engine: str, start: Any = None) -> dict[str, Any]:
