@@ -1,16 +1,12 @@
 //! Events into Arrow columns, one table per kind, in the order `logparse.store.schema` gives.
 
-use arrow_array::builder::{
-    ArrayBuilder, BooleanBuilder, Float64Builder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
-    StructBuilder, UInt8Builder,
-};
+use arrow_array::builder::{BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields as ArrowFields, Schema};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::line::Reading;
-use crate::stamps::StampParts;
 use crate::values::{FieldType, Value};
 
 fn pair_fields() -> ArrowFields {
@@ -107,17 +103,6 @@ impl Column {
             Column::Pairs(b) => Arc::new(b.finish()),
         }
     }
-
-    fn len(&self) -> usize {
-        match self {
-            Column::Int(b) => b.len(),
-            Column::Float(b) => b.len(),
-            Column::Str(b) => b.len(),
-            Column::Bool(b) => b.len(),
-            Column::Floats(b) => b.len(),
-            Column::Pairs(b) => b.len(),
-        }
-    }
 }
 
 /// The column layout of one kind.
@@ -204,10 +189,6 @@ impl Table {
         Table { layout, columns, roles, row }
     }
 
-    pub fn rows(&self) -> usize {
-        self.columns.first().map(Column::len).unwrap_or(0)
-    }
-
     /// Append a row: the common columns, then `fields` by column (missing ones null).
     pub fn push(&mut self, common: &Common<'_>, fields: &[(usize, Value)]) {
         for (at, (col, _)) in fields.iter().enumerate() {
@@ -238,84 +219,5 @@ impl Table {
     pub fn finish(&mut self) -> Result<RecordBatch, String> {
         let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Column::finish).collect();
         RecordBatch::try_new(Arc::new(self.layout.schema()), arrays).map_err(|e| e.to_string())
-    }
-}
-
-/// The stamp parts of every line of a block (for `time`), in line order.
-#[derive(Default)]
-pub struct StampColumns {
-    completeness: UInt8Builder,
-    year: Int32Builder,
-    month: Int32Builder,
-    day: Int32Builder,
-    hour: Int32Builder,
-    minute: Int32Builder,
-    second: Int32Builder,
-    micro: Int32Builder,
-    zone: Int32Builder,
-    epoch_us: Int64Builder,
-}
-
-impl StampColumns {
-    pub fn push(&mut self, parts: Option<&StampParts>) {
-        match parts {
-            None => {
-                self.completeness.append_value(0);
-                for b in [
-                    &mut self.year,
-                    &mut self.month,
-                    &mut self.day,
-                    &mut self.hour,
-                    &mut self.minute,
-                    &mut self.second,
-                    &mut self.micro,
-                    &mut self.zone,
-                ] {
-                    b.append_null();
-                }
-                self.epoch_us.append_null();
-            }
-            Some(p) => {
-                self.completeness.append_value(p.completeness);
-                self.year.append_option(p.year);
-                self.month.append_option(p.month.map(|m| m as i32));
-                self.day.append_option(p.day.map(|d| d as i32));
-                self.hour.append_value(p.hour as i32);
-                self.minute.append_value(p.minute as i32);
-                self.second.append_value(p.second as i32);
-                self.micro.append_value(p.micro as i32);
-                self.zone.append_option(p.zone);
-                self.epoch_us.append_option(p.epoch_us);
-            }
-        }
-    }
-
-    pub fn finish(&mut self) -> Result<RecordBatch, String> {
-        let i32f = |n: &str| Field::new(n, DataType::Int32, true);
-        let schema = Schema::new(vec![
-            Field::new("completeness", DataType::UInt8, false),
-            i32f("year"),
-            i32f("month"),
-            i32f("day"),
-            i32f("hour"),
-            i32f("minute"),
-            i32f("second"),
-            i32f("micro"),
-            i32f("zone"),
-            Field::new("epoch_us", DataType::Int64, true),
-        ]);
-        let arrays: Vec<ArrayRef> = vec![
-            Arc::new(self.completeness.finish()),
-            Arc::new(self.year.finish()),
-            Arc::new(self.month.finish()),
-            Arc::new(self.day.finish()),
-            Arc::new(self.hour.finish()),
-            Arc::new(self.minute.finish()),
-            Arc::new(self.second.finish()),
-            Arc::new(self.micro.finish()),
-            Arc::new(self.zone.finish()),
-            Arc::new(self.epoch_us.finish()),
-        ];
-        RecordBatch::try_new(Arc::new(schema), arrays).map_err(|e| e.to_string())
     }
 }

@@ -16,8 +16,6 @@ pub const TIME: &str = "time";
 /// A compiled grammar: kinds, their columns and the finished tables' schemas, and a pool of line
 /// parsers (one per thread at a time).
 pub struct Compiled {
-    /// The grammar as it was given.
-    pub spec: Spec,
     /// The engine's name (the `engine` column).
     pub engine: String,
     /// Every kind, sorted; a kind is known by its index here.
@@ -51,7 +49,7 @@ impl Compiled {
     }
 
     /// Compile `spec`.
-    pub fn new(spec: Spec) -> Result<Compiled> {
+    pub(crate) fn new(spec: Spec) -> Result<Compiled> {
         let kinds: Vec<String> = spec.kinds.keys().cloned().collect();
         let index: HashMap<&str, usize> = kinds.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
         let mut layouts = Vec::new();
@@ -133,7 +131,6 @@ impl Compiled {
             raw_column,
             parsers: Mutex::new(vec![template.clone()]),
             template: Mutex::new(template),
-            spec,
         })
     }
 

@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! The compiled ingest core of logparse: a log's bytes into typed Arrow tables and Parquet files,
 //! from the grammar it is given as data (`logparse/patterns/*.toml`, sent as JSON by
 //! `logparse.engine.spec`).
@@ -8,24 +9,24 @@
 //! their sinks ([`write`]: Parquet or memory).
 
 pub mod block;
-pub mod columns;
+pub(crate) mod columns;
 pub mod compiled;
-pub mod container;
-pub mod derive;
-pub mod envelope;
+pub(crate) mod container;
+pub(crate) mod derive;
+pub(crate) mod envelope;
 pub mod error;
-pub mod firstbyte;
+pub(crate) mod firstbyte;
 pub mod ingest;
-pub mod jsonl;
+pub(crate) mod jsonl;
 pub mod line;
-pub mod needles;
+pub(crate) mod needles;
 pub mod read;
-pub mod regexes;
-pub mod rules;
-pub mod spec;
-pub mod stamps;
-pub mod stats;
-pub mod text;
+pub(crate) mod regexes;
+pub(crate) mod rules;
+pub(crate) mod spec;
+pub(crate) mod stamps;
+pub(crate) mod stats;
+pub(crate) mod text;
 pub mod time;
 pub mod values;
 pub mod write;

@@ -12,33 +12,47 @@ use crate::spec;
 use crate::stamps::{StampParts, Stamps};
 use crate::text::{cut_chars, strip_ansi};
 
+/// The `rule` of a CRI partial line (its record goes on on the next line).
 pub const PARTIAL_RULE: &str = "partial";
 
 /// What the layers around a message say, folded innermost-wins.
 #[derive(Debug, Clone, Default)]
 pub struct Reading {
+    /// The innermost layer's stamp, as printed.
     pub ts: Option<String>,
+    /// The outermost layer's stamp, when there are several.
     pub outer_ts: Option<String>,
+    /// The innermost level (upper case, as the grammar's `[levels]` map it).
     pub level: Option<String>,
+    /// The innermost rank or process label.
     pub rank: Option<String>,
+    /// The innermost process id.
     pub pid: Option<i64>,
+    /// The innermost task label (a scheduler's, a shipper's).
     pub task: Option<String>,
+    /// The most complete stamp's parts (what `time` is made from).
     pub stamp: Option<StampParts>,
 }
 
 /// One event: its rule (None: unparsed), its envelope reading, its fields.
 #[derive(Debug)]
 pub struct Event {
+    /// The rule that took the line (its index), None when no rule did.
     pub rule: Option<usize>,
+    /// A CRI partial line, joined with the next.
     pub partial: bool,
+    /// What the envelope said.
     pub reading: Reading,
+    /// Text before a message found by searching that no token explains.
     pub prefix: Option<String>,
+    /// The fields the rule read, by column.
     pub fields: Fields,
 }
 
+/// Reads lines of one engine's log into events; one per thread (cloned: the regexes are shared).
 #[derive(Clone)]
 pub struct LineParser {
-    pub rules: Vec<Rule>,
+    pub(crate) rules: Vec<Rule>,
     regular: Vec<usize>,
     fallback: Vec<usize>,
     peeler: Peeler,
@@ -55,7 +69,7 @@ pub struct LineParser {
 }
 
 impl LineParser {
-    pub fn new(spec: &spec::Spec, layouts: &BTreeMap<String, Layout>) -> Result<LineParser, String> {
+    pub(crate) fn new(spec: &spec::Spec, layouts: &BTreeMap<String, Layout>) -> Result<LineParser, String> {
         let mut needles = Needles::new();
         let rules: Vec<Rule> =
             spec.rules.iter().map(|r| Rule::from_spec(r, layouts, &mut needles)).collect::<Result<_, _>>()?;

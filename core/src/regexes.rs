@@ -126,10 +126,6 @@ impl Compiled {
         }
         Some(Spans { compiled: self, direct: false })
     }
-
-    pub fn is_match(&self, text: &str) -> bool {
-        self.regex.is_match(text)
-    }
 }
 
 impl Spans<'_> {

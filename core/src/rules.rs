@@ -91,8 +91,7 @@ fn constants_of(
 /// What every rule has.
 #[derive(Clone)]
 pub struct Head {
-    pub name: String,
-    pub kind: String,
+    /// A fallback rule is tried after every other rule and after searching.
     pub fallback: bool,
     levels: Option<HashSet<String>>,
 }
@@ -246,12 +245,7 @@ impl Rule {
                     ));
                 }
                 Rule::Regex(RegexRule {
-                    head: Head {
-                        name: name.clone(),
-                        kind: kind.clone(),
-                        fallback: *fallback,
-                        levels: levels.as_ref().map(|l| l.iter().cloned().collect()),
-                    },
+                    head: Head { fallback: *fallback, levels: levels.as_ref().map(|l| l.iter().cloned().collect()) },
                     anchors: ids(needles, anchors, ""),
                     unless: ids(needles, unless, ""),
                     anchor_texts: anchors.clone(),
@@ -309,12 +303,7 @@ impl Rule {
                 let title_c = Compiled::new(&title.pattern, name)?;
                 let search_c = Compiled::new(&search_title.pattern, name)?;
                 Rule::Stats(StatsRule {
-                    head: Head {
-                        name: name.clone(),
-                        kind: kind.clone(),
-                        fallback: false,
-                        levels: levels.as_ref().map(|l| l.iter().cloned().collect()),
-                    },
+                    head: Head { fallback: false, levels: levels.as_ref().map(|l| l.iter().cloned().collect()) },
                     first: ids(needles, first, KEY_SEPARATOR),
                     first_texts: first.iter().map(|k| format!("{k}{KEY_SEPARATOR}")).collect(),
                     first_finders: first

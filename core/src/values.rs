@@ -8,15 +8,22 @@ use crate::text::py_strip;
 /// A field's type, as the grammar declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldType {
+    /// A 64-bit integer.
     Int,
+    /// A float.
     Float,
+    /// Text.
     Str,
+    /// True or false.
     Bool,
+    /// A list of floats.
     Floats,
+    /// A list of (key, value) texts: a stats line's unknown keys.
     Pairs,
 }
 
 impl FieldType {
+    /// The type a grammar names (`int`, `float`, `str`, `bool`, `floats`, `pairs`).
     pub fn parse(name: &str) -> Result<FieldType, String> {
         Ok(match name {
             "int" => FieldType::Int,
@@ -33,12 +40,19 @@ impl FieldType {
 /// One typed value of an event.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// No value (the column is null).
     Null,
+    /// An integer.
     Int(i64),
+    /// A float.
     Float(f64),
+    /// Text.
     Str(String),
+    /// True or false.
     Bool(bool),
+    /// A list of floats.
     Floats(Vec<f64>),
+    /// (key, value) pairs.
     Pairs(Vec<(String, String)>),
 }
 
@@ -66,11 +80,13 @@ impl Value {
     }
 }
 
+/// A number as the grammar's values print it (sign, decimals, exponent, `nan`, `inf`).
 pub fn number_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|nan|inf").expect("number regex"))
 }
 
+/// A stats value: its leading number (thousands separators allowed) and what follows.
 pub fn leading_number_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
