@@ -157,9 +157,15 @@ pub struct StatsRule {
     unless: Vec<String>,
     keys: FxHashMap<String, StatsKey>,
     key_patterns: Vec<StatsKey>,
+    // keys read by a key pattern: the pattern's index and the fields its groups gave (None: no
+    // pattern reads the key); a log prints the same few keys on every line
+    pattern_memo: std::cell::RefCell<FxHashMap<String, Option<(usize, Vec<(usize, Value)>)>>>,
     constants: Vec<(usize, Value)>,
     extra_col: Option<usize>,
 }
+
+/// Keys remembered per stats rule, at most (a hostile log could print endless new keys).
+const PATTERN_MEMO_KEYS: usize = 1024;
 
 #[derive(Clone)]
 pub enum Rule {
@@ -319,6 +325,7 @@ impl Rule {
                     unless: unless.clone(),
                     keys: keys.iter().map(|e| Ok((e.key.clone(), entry(e)?))).collect::<Result<_, String>>()?,
                     key_patterns: key_patterns.iter().map(entry).collect::<Result<_, _>>()?,
+                    pattern_memo: Default::default(),
                     constants: constants_of(constants, layout, &types),
                     extra_col: layout.index.get("extra").copied(),
                 })
@@ -510,23 +517,11 @@ impl StatsRule {
         let entry = match self.keys.get(key) {
             Some(e) => e,
             None => {
-                let mut found = None;
-                for e in &self.key_patterns {
-                    let Some((compiled, groups)) = &e.pattern else { continue };
-                    if let Some(spans) = compiled.captures(key) {
-                        for f in groups {
-                            if let Some(t) = spans.last(key, &f.groups) {
-                                put(out, f.col, convert(t, f.typ));
-                            }
-                        }
-                        found = Some(e);
-                        break;
-                    }
+                let Some((index, got)) = self.key_pattern(key) else { return false };
+                for (col, v) in got {
+                    put(out, col, v);
                 }
-                match found {
-                    Some(e) => e,
-                    None => return false,
-                }
+                &self.key_patterns[index]
             }
         };
         if let Some((compiled, groups)) = &entry.value {
@@ -544,6 +539,33 @@ impl StatsRule {
             }
         }
         true
+    }
+}
+
+impl StatsRule {
+    /// The first key pattern that reads `key` and the fields its groups give (remembered).
+    fn key_pattern(&self, key: &str) -> Option<(usize, Vec<(usize, Value)>)> {
+        if let Some(found) = self.pattern_memo.borrow().get(key) {
+            return found.clone();
+        }
+        let mut found = None;
+        for (index, e) in self.key_patterns.iter().enumerate() {
+            let Some((compiled, groups)) = &e.pattern else { continue };
+            if let Some(spans) = compiled.captures(key) {
+                let got = groups
+                    .iter()
+                    .filter_map(|f| spans.last(key, &f.groups).map(|t| (f.col, convert(t, f.typ))))
+                    .collect();
+                found = Some((index, got));
+                break;
+            }
+        }
+        let mut memo = self.pattern_memo.borrow_mut();
+        if memo.len() >= PATTERN_MEMO_KEYS {
+            memo.clear();
+        }
+        memo.insert(key.to_string(), found.clone());
+        found
     }
 }
 
