@@ -83,7 +83,10 @@ activity. Lines before the server said it was ready (SGLang's warm-up request) a
 
 N, the phase's concurrency, is the plateau of running requests: the largest running count held by
 at least 2 samples (else the largest count), or --concurrency when given. Phases are numbered
-from 1 in time order; `seg` numbers the engine starts when a log holds several.""",
+from 1 in time order; `seg` numbers the engine starts when a log holds several: a new start
+begins where the engine prints its configuration again after the last start reached KV allocation,
+CUDA graphs, engine init or ready (or loads weights again after it served), or prints its arguments
+a second time, later than the first (a start that failed early, relaunched into the same file).""",
         aliases=("phases", "N", "concurrency", "seg"),
     ),
     Topic(

@@ -4,6 +4,7 @@ added up across starts, no phase is cut across them, even when their clocks over
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -117,3 +118,35 @@ def test_real_excerpts_are_one_start_each() -> None:
 def test_a_table_without_start_lines_is_one_segment() -> None:
     stats = pl.DataFrame({"line_no": [1, 2, 3]})
     assert find_segments({"engine_stats": stats}).rows() == [(1, 1, 3)]
+
+
+def _at(*seconds: int | None) -> list[datetime | None]:
+    return [None if s is None else datetime(2025, 9, 30, 18, 0) + timedelta(seconds=s) for s in seconds]
+
+
+def test_arguments_printed_again_later_are_a_relaunch() -> None:
+    """A start that failed before any later stage, relaunched into the same file (constructed
+    rows, the shape of fixtures/fulllength/server/imageworks-nohup.out): its version line, printed
+    with the new arguments, opens the new start; the failed start's engine config stays behind."""
+    config = pl.DataFrame({
+        "line_no": [6, 7, 23, 159, 160],
+        "time": _at(0, 0, 9, 468, 468),
+        "version": ["0.10.2", None, "0.10.2", "0.10.2", None],
+        "args": [None, "{'port': 24001}", None, None, "{'port': 24001}"],
+    })
+    stats = pl.DataFrame({"line_no": [257, 260]})
+    assert find_segments({"config": config, "engine_stats": stats}).rows() == [(1, 1, 158), (2, 159, 260)]
+
+
+def test_arguments_after_a_failed_load_open_the_relaunch() -> None:
+    """SGLang: `server_args=`, torch-distributed init, a crash, `server_args=` again (no version line)."""
+    config = pl.DataFrame({"line_no": [3, 90], "time": _at(0, 30), "args": ["ServerArgs(tp_size=2)"] * 2})
+    memory = pl.DataFrame({"line_no": [20, 100], "phase": ["torch_distributed_begin"] * 2})
+    segments = find_segments({"config": config, "memory": memory})
+    assert segments.get_column("first_line").to_list() == [1, 90]
+
+
+def test_the_same_arguments_logged_twice_at_once_are_one_start() -> None:
+    """Two handlers writing every line twice: the twin has its original's time, no new start."""
+    config = pl.DataFrame({"line_no": [7, 8], "time": _at(0, 0), "args": ["{'port': 8000}"] * 2})
+    assert find_segments({"config": config}).height == 1
