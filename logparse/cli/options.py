@@ -129,17 +129,33 @@ def slo_options(func: F) -> F:
     return slo_limit_options(func)
 
 
+class OutTarget(click.ParamType):
+    """`--out`: a local folder (a `Path`, which must not be a file) or a URI of object storage
+    (`s3://bucket/prefix`, kept as text)."""
+
+    name = "dir|uri"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from logparse.store.uri import is_uri
+
+        if isinstance(value, Path) or not is_uri(str(value)):
+            return click.Path(file_okay=False, path_type=Path).convert(value, param, ctx)
+        return str(value)
+
+
 def ingest_options(func: F) -> F:
     """`ingest`'s own options: `--out`, `--format`/`--json`, `--force`, `--jobs`."""
     decorators = [
         click.option(
             "--out",
             "-o",
-            type=click.Path(file_okay=False, path_type=Path),
+            type=OutTarget(),
             help="Write DIR/<kind>.parquet. With several logs (a folder, a glob, several paths): a Parquet "
             "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet. DIR is replaced as a whole (your own "
             "files in it are kept) and appears whole or not at all; it is refused if it holds the tables "
-            "of other logs. [default: none; the tables go to a scratch folder that is removed]",
+            "of other logs. A URI (s3://, gs://, hdfs://, file://) or --executor ray writes the dataset run "
+            "by run instead: each run appears whole, a rerun skips the complete ones. [default: none; the "
+            "tables go to a scratch folder that is removed]",
         ),
         click.option(
             "--format",

@@ -31,6 +31,8 @@ from logparse.ingest.run import PARALLEL_MIN_BYTES, Outcome, Sink, stream_log, u
 from logparse.ingest.times import TimeFacts
 from logparse.store import (
     MARKER_FILE,
+    STATS_FILE,
+    is_complete,
     is_table_folder,
     load_info,
     read_tables,
@@ -248,6 +250,11 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
     tables = read_tables(folder)
     if not tables:
         raise InputError(f"{for_terminal(str(path))}: holds no tables")
+    if folder.name.startswith("run=") and not is_complete(folder):
+        raise InputError(
+            f"{for_terminal(str(path))}: an incomplete run (no completion marker {STATS_FILE}): its ingest "
+            "did not finish or is still under way; ingest its log again (a rerun redoes incomplete runs only)"
+        )
     info = load_info(folder) or {}
     engine = info.get("engine") or _engine_of(tables)
     if engine is None:
