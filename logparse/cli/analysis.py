@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from logparse.cli.options import chosen_tz, engine_option, grammar_options
+from logparse.cli.options import chosen_tz, engine_option, grammar_options, local_inputs
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Kept free of imports: `--help` must not load the analysis to print it.
@@ -200,6 +200,8 @@ def summary_command(
     from logparse.analysis.summary import summary_dict
     from logparse.store import write_tables
 
+    shown = log
+    (log,) = local_inputs([log], stream_files=True)
     if dataset_runs(log):
         if segment is not None:
             raise click.UsageError(
@@ -207,6 +209,7 @@ def summary_command(
             )
         _fleet_summary(
             Path(log),
+            shown=shown,
             as_json=as_json,
             brief=brief,
             out=out,
@@ -232,6 +235,7 @@ def summary_command(
 def _fleet_summary(
     dataset: Path,
     *,
+    shown: str,
     as_json: bool,
     brief: bool,
     out: Path | None,
@@ -280,7 +284,7 @@ def _fleet_summary(
         if all(run.error is not None for run in runs):  # raised inside: --out stays as it was
             shown = "; ".join(f"{for_terminal(r.run)}: {for_terminal(r.error)}" for r in runs[:3])
             raise click.ClickException(
-                f"none of the {len(runs)} runs of {for_terminal(str(dataset))} "
+                f"none of the {len(runs)} runs of {for_terminal(shown)} "
                 f"could be analysed ({shown}{'; ...' if len(runs) > 3 else ''})"
             )
         rows = fleet_rows(runs)
@@ -295,7 +299,7 @@ def _fleet_summary(
     if as_json:
         click.echo(json.dumps(fleet_json(runs, rows), indent=2))
         return
-    parts = [f"{for_terminal(str(dataset))}: {len(runs)} runs", "", render_fleet(rows)]
+    parts = [f"{for_terminal(shown)}: {len(runs)} runs", "", render_fleet(rows)]
     if not brief:
         for run in runs:
             if run.summary is not None:
@@ -335,6 +339,7 @@ def windows_command(
     from logparse.store import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration, segment)
+    (log,) = local_inputs([log], stream_files=True)
     analysis, _ = _analyze(log, engine, patterns, year, opts)
     summary = summary_dict(analysis)
     if out is not None:
@@ -398,6 +403,7 @@ def compare_command(
     from logparse.store import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
+    logs = tuple(local_inputs(logs, stream_files=True))
     read = [_analyze_or_why(log, engine, patterns, year, opts, alone=len(logs) == 1) for log in logs]
     failed = [entry for entry, _ in read if isinstance(entry, NotAnalysed)]
     if len(failed) == len(read):

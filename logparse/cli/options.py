@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -127,6 +127,38 @@ def slo_options(func: F) -> F:
         help="User think time Z in s for N = C_max x (1 + Z / L).",
     )(func)
     return slo_limit_options(func)
+
+
+class PathOrUri(click.ParamType):
+    """An input path checked as `click.Path(**options)` checks it, or a URI of object storage
+    (`s3://bucket/key`, kept as text: `local_inputs` fetches it when the command runs)."""
+
+    name = "path|uri"
+
+    def __init__(self, **options: Any) -> None:
+        self.path = click.Path(**options)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from logparse.store.uri import is_uri
+
+        if not isinstance(value, Path) and is_uri(str(value)):
+            return str(value)
+        return self.path.convert(value, param, ctx)
+
+
+def local_inputs(args: Sequence[Any], *, stream_files: bool = False) -> list[str]:
+    """`args` with each URI replaced by a local copy for the running command (removed when it ends):
+    a dataset or a run is downloaded, a file too unless `stream_files` (a log the ingest reads
+    from the store as it streams). Paths are returned as they are, as text."""
+    from logparse.store.remote import local_copies
+
+    texts = [str(a) for a in args]
+    if not any("://" in t for t in texts):
+        return texts
+    copies: list[str] = click.get_current_context().with_resource(
+        local_copies(texts, stream_files=stream_files)
+    )
+    return copies
 
 
 class OutTarget(click.ParamType):

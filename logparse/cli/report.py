@@ -6,17 +6,24 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_options
+from logparse.cli.options import (
+    PathOrUri,
+    chosen_tz,
+    engine_option,
+    grammar_options,
+    local_inputs,
+    slo_options,
+)
 from logparse.escape import for_terminal
 
 
 @click.command("report", short_help="Write charts and an offline HTML report.")
-@click.argument("logs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
+@click.argument("logs", nargs=-1, type=PathOrUri(exists=True, allow_dash=True))
 @click.option(
     "--bench",
     "bench_files",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=PathOrUri(exists=True, dir_okay=False, path_type=Path),
     help="Client benchmark result file (repeatable): vllm bench serve, SGLang bench_serving, "
     "Cordatus CSV, AIPerf/genai-perf.",
 )
@@ -53,7 +60,7 @@ def report_command(
 
     A LOG is a log file, `-` (standard input, once), a folder of one log's tables
     (`logparse ingest LOG --out DIR`) or a dataset (`logparse ingest DIR --out DATASET`), each of
-    whose runs is a log of the report.
+    whose runs is a log of the report; a LOG or FILE may be a URI of object storage (s3://...).
 
     \b
     Examples:
@@ -68,8 +75,8 @@ def report_command(
     if not logs and not bench_files:
         raise click.UsageError("give at least one LOG or one --bench FILE")
     report = build_report(
-        list(logs),
-        list(bench_files),
+        local_inputs(logs),
+        [Path(p) for p in local_inputs(bench_files)],
         out_dir,
         title=title,
         slo_ttft_ms=slo_ttft_ms,

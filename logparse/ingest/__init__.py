@@ -41,6 +41,7 @@ from logparse.store import (
     save_info,
     scan_tables,
 )
+from logparse.store.remote import shown_name
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -273,7 +274,7 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
     extra = {(r, k): n for r, k, n in info.get("extra_keys", [])}
     span = info.get("span")
     return IngestResult(
-        source=str(path),
+        source=shown_name(path),
         engine=str(engine),
         scores=info.get("scores") or {str(engine): 1.0},
         tables=tables,

@@ -375,6 +375,19 @@ def download_folder(loc: Location, local: Path) -> None:
         raise store_error(exc, loc) from None
 
 
+_COPIES: dict[str, str] = {}  # local copy -> the URI it was fetched from, while it exists
+
+
+def shown_name(path: str | Path) -> str:
+    """How `path` is named in messages: a file or folder inside a local copy made by
+    `local_copies` by the URI it came from, anything else as it is."""
+    text = str(path)
+    for local, uri in _COPIES.items():
+        if text == local or text.startswith(local + os.sep):
+            return uri + text[len(local) :].replace(os.sep, "/")
+    return text
+
+
 @contextmanager
 def local_copies(args: Sequence[str], *, stream_files: bool = False) -> Iterator[list[str]]:
     """`args` with each URI replaced by a local copy in a scratch folder (removed at the end): a
@@ -403,9 +416,13 @@ def local_copies(args: Sequence[str], *, stream_files: bool = False) -> Iterator
             if what == "file" and stream_files:
                 out.append(arg)
                 continue
-            out.append(str(_fetch(loc, scratch / str(k), what)))
+            copy = str(_fetch(loc, scratch / str(k), what))
+            _COPIES[copy] = loc.uri
+            out.append(copy)
         yield out
     finally:
+        for copy in [c for c in _COPIES if c.startswith(str(scratch) + os.sep)]:
+            del _COPIES[copy]
         shutil.rmtree(scratch, ignore_errors=True)
 
 
@@ -449,6 +466,7 @@ __all__ = [
     "read_bytes",
     "s3_options",
     "scheme_of",
+    "shown_name",
     "store_error",
     "upload_folder",
     "write_bytes",
