@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -57,7 +58,7 @@ def bench_command(
     at a stricter percentile the file prints (P99), never at the mean; the marks under the
     matrix say which, and --json gives the statistic and source of every judgement.
     """
-    rows = load_bench([Path(p) for p in local_inputs(files)], engine=server_engine)
+    rows = _named(load_bench([Path(p) for p in local_inputs(files)], engine=server_engine))
     analysis = analyze_bench(rows, slo_ttft_ms=slo_ttft_ms, slo_tps=slo_tps, think_s=think_s)
     if out is not None:
         written = write_tables(analysis, out)
@@ -102,7 +103,18 @@ def reconcile_command(
     (server_log,) = local_inputs([server_log], stream_files=True)
     (bench,) = local_inputs([bench_file])
     analysis = analyze_log(server_log, engine=engine, year=year, tz=chosen_tz(), patterns=patterns)
-    result = reconcile_with_log(load_bench([Path(bench)]), analysis, concurrency=concurrency)
+    result = reconcile_with_log(_named(load_bench([Path(bench)])), analysis, concurrency=concurrency)
     click.echo(json.dumps(result, indent=2, default=str) if as_json else render_reconcile(result))
     if result.get("problems") or any(run["problems"] for run in result["runs"]):
         click.get_current_context().exit(1)
+
+
+def _named(rows: Any) -> Any:
+    """The rows' `source_file` as the user named it: a file fetched from object storage by its URI."""
+    import polars as pl
+
+    from logparse.store.remote import shown_name
+
+    if "source_file" not in rows.columns:
+        return rows
+    return rows.with_columns(pl.col("source_file").map_elements(shown_name, return_dtype=pl.String()))

@@ -13,6 +13,8 @@ nor a duplicate row: the retry clears the run's folder before writing it again.
 from __future__ import annotations
 
 import dataclasses
+import glob
+import hashlib
 import json
 import os
 import secrets
@@ -124,6 +126,9 @@ def ingest_run(task: RunTask) -> RunResult:
                 workers=max(1, task.workers),
                 layout="hive",
             )
+            problems = [message for _, message in read_problems(result.stats)]
+            if not result.lines and problems:  # nothing could be read: no run to count
+                raise InputError("; ".join(problems))
             publish(folder, dest)
     except LogparseError as exc:
         return RunResult(
@@ -139,12 +144,12 @@ def ingest_run(task: RunTask) -> RunResult:
         task.run,
         task.log,
         DONE,
-        engine=result.engine,
+        engine=result.engine if result.scores else None,  # a blank log names none
         lines=result.lines,
         coverage=result.coverage,
         bytes=result.stats.bytes_read,
         seconds=time.monotonic() - start,
-        problems=[message for _, message in read_problems(result.stats)],
+        problems=problems,
         host=host,
     )
 
@@ -192,18 +197,25 @@ def _already(task: RunTask, info: dict[str, Any], host: str) -> RunResult:
 def _scratch(dest: Location) -> Iterator[Path]:
     """A fresh local folder for the core to write the run into: beside the run on a local file
     system (so that it can be renamed into place), else in the temporary folder
-    (`LOGPARSE_SCRATCH`, else `TMPDIR`); removed at the end."""
+    (`LOGPARSE_SCRATCH`, else `TMPDIR`); removed at the end. The scratch folders an earlier
+    attempt at this run left (its process killed) are removed first: one task at a time writes a
+    run (Ray retries a task after its worker died)."""
     if dest.local is not None:
-        parent = dest.local.parent
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-            folder = parent / f".{dest.local.name}.{secrets.token_hex(4)}.logparse-tmp"
-            folder.mkdir()
-        except OSError as exc:
-            raise OutputError(f"cannot write {dest.uri}: {exc.strerror or exc}") from None
+        parent, prefix = dest.local.parent, f".{dest.local.name}."
+        suffix = ".logparse-tmp"
     else:
-        base = os.environ.get("LOGPARSE_SCRATCH") or None
-        folder = Path(tempfile.mkdtemp(prefix=f"logparse-{dest.name}-", dir=base))
+        parent = Path(os.environ.get("LOGPARSE_SCRATCH") or tempfile.gettempdir())
+        prefix = f"logparse-run-{hashlib.sha1(dest.uri.encode()).hexdigest()[:16]}-"
+        suffix = ""
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        for stale in parent.glob(f"{glob.escape(prefix)}*{suffix}"):
+            remove_tree(stale)
+        folder = parent / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        folder.mkdir()
+    except OSError as exc:
+        where = dest.uri if dest.local is not None else str(parent)
+        raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
     try:
         yield folder
     finally:
