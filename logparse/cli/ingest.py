@@ -134,6 +134,7 @@ def _fleet(
     patterns: tuple[Path, ...],
 ) -> None:
     """`ingest --executor ray` or `--out URI`: the runs written one by one, then their table."""
+    import contextlib
     import json
 
     from logparse.fleet import DONE, SKIPPED, fleet_failure, plan_runs, run_tasks
@@ -151,7 +152,11 @@ def _fleet(
     )
     bar = FleetProgress(len(tasks)) if progress_wanted() else None
     try:
-        results = run_tasks(tasks, executor=executor, address=address, concurrency=concurrency, on_done=bar)
+        # Ray prints its own notes (a worker died, ...) on stdout, which is the run table's here.
+        with contextlib.redirect_stdout(sys.stderr):
+            results = run_tasks(
+                tasks, executor=executor, address=address, concurrency=concurrency, on_done=bar
+            )
     finally:
         if bar is not None:
             bar.close()
