@@ -76,7 +76,11 @@ def fleet_failure(results: Sequence[RunResult]) -> LogparseError | None:
     bad = [r for r in results if r.status in (FAILED, NOT_RUN)]
     if not bad:
         return None
-    store = next((r for r in bad if r.cause == "write" and r.status == FAILED), None)
+    left_out = next((r.error for r in bad if r.status == NOT_RUN and r.error), None)
+    write = next((r.error for r in bad if r.cause == "write" and r.status == FAILED), None)
+    store = (
+        left_out.removeprefix("not started: ") if left_out else write and f"the output store failed ({write})"
+    )
     causes = [r.cause for r in bad if r.status == FAILED]
     parts = [
         f"{causes.count('unread')} could not be read" if "unread" in causes else "",
@@ -91,8 +95,8 @@ def fleet_failure(results: Sequence[RunResult]) -> LogparseError | None:
         f"{len(bad) - len(causes)} not started" if len(bad) > len(causes) else "",
     ]
     message = f"{len(bad)} of {len(results)} runs were not written: {', '.join(p for p in parts if p)}"
-    if store is not None:
-        message += f"; the output store failed ({store.error}): run the ingest again when it is back (complete runs are skipped)"
+    if store:
+        message += f"; {store}: run the ingest again when it is back (complete runs are skipped)"
     if len(bad) == len(results):
         return InputError(message)
     return PartialFailure(message, len(bad), len(results))

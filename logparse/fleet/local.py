@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from logparse.fleet.task import NOT_RUN, RunResult, RunTask, ingest_run
+from logparse.fleet.task import NOT_RUN, RunResult, RunTask, ingest_run, store_down
 from logparse.ingest.run import usable_cores
 
 
@@ -17,8 +17,8 @@ def run_on_threads(
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Run `tasks` on `jobs` threads (default: the cores), a run per thread; fewer runs than
-    threads share the threads among their blocks. After a run fails to write (the output store
-    failed) the runs not yet started are left out (``not run``)."""
+    threads share the threads among their blocks. Once the output store is down (`store_down`)
+    the runs not yet started are left out (``not run``)."""
     jobs = jobs or usable_cores()
     per_run = max(1, jobs // max(1, len(tasks)))
     stop = threading.Event()
@@ -27,8 +27,9 @@ def run_on_threads(
         if stop.is_set():
             return not_run(task, stop_reason[0])
         result = ingest_run(_with_workers(task, per_run))
-        if result.cause == "write":
-            stop_reason[0] = result.error or "the output store failed"
+        down = None if stop.is_set() else store_down(task, result)
+        if down is not None:
+            stop_reason[0] = down
             stop.set()
         return result
 
@@ -56,7 +57,7 @@ def not_run(task: RunTask, reason: str) -> RunResult:
         task.log,
         NOT_RUN,
         bytes=None,
-        error=f"not started: the output store failed on another run ({reason})",
+        error=f"not started: the output store failed ({reason})",
         cause="write",
     )
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from logparse.errors import LogparseError
 from logparse.fleet.local import not_run
-from logparse.fleet.task import FAILED, RunResult, RunTask, ingest_run
+from logparse.fleet.task import FAILED, RunResult, RunTask, ingest_run, store_down
 from logparse.ingest.run import PARALLEL_MIN_BYTES
 
 RETRIES = 3  # a task whose worker died is run again this many times
@@ -72,8 +72,8 @@ def run_on_ray(
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Run `tasks` as Ray tasks, at most `concurrency` at a time (default: as many as the cluster
-    schedules), calling `on_done` in this thread as each ends. After a run fails to write (the
-    output store failed) the runs not yet started are left out (``not run``)."""
+    schedules), calling `on_done` in this thread as each ends. Once the output store is down
+    (`store_down`) the runs not yet started are left out (``not run``)."""
     with ray_session(address) as ray:
         remote = ray.remote(ingest_run)
         largest = _largest_node_cpus(ray)
@@ -98,8 +98,8 @@ def run_on_ray(
             for ref in ready:
                 task = running.pop(ref)
                 result = _result_of(ray, ref, task)
-                if result.cause == "write" and stop_reason is None:
-                    stop_reason = result.error or "the output store failed"
+                if stop_reason is None:
+                    stop_reason = store_down(task, result)
                 results.append(result)
                 if on_done is not None:
                     on_done(result)

@@ -32,7 +32,15 @@ from logparse.errors import EngineNotDetected, InputError, LogparseError, Output
 from logparse.ingest import ingest_to_folder
 from logparse.ingest.reader import ReadStats, read_problems
 from logparse.store import STATS_FILE, remove_tree
-from logparse.store.remote import Location, delete_file, delete_folder, locate, read_bytes, upload_folder
+from logparse.store.remote import (
+    Location,
+    delete_file,
+    delete_folder,
+    kind_of,
+    locate,
+    read_bytes,
+    upload_folder,
+)
 from logparse.store.remote import write_bytes as put
 
 # Statuses of a run.
@@ -154,6 +162,21 @@ def ingest_run(task: RunTask) -> RunResult:
     )
 
 
+def store_down(task: RunTask, result: RunResult) -> str | None:
+    """Why the fleet must stop after `result`: the output store failed (a run could not be
+    written, or a run failed and the dataset cannot be reached any more: the store is down, and
+    every run left would fail in turn); None when it can go on."""
+    if result.status != FAILED or result.cause in ("engine", "conflict"):
+        return None
+    if result.cause == "write":
+        return result.error or "the output store failed"
+    try:
+        kind_of(locate(task.out))
+    except LogparseError as exc:
+        return str(exc)
+    return None
+
+
 def _cause(exc: LogparseError) -> str:
     if isinstance(exc, EngineNotDetected):
         return "engine"
@@ -265,4 +288,5 @@ __all__ = [
     "ingest_run",
     "publish",
     "run_location",
+    "store_down",
 ]
