@@ -381,6 +381,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=parse_size("20M"),
         help="time the reference per-line parser on this much of the SGLang log (0: skip)",
     )
+    parser.add_argument(
+        "--fleet",
+        action="store_true",
+        help="also time 200 small logs on a local Ray against --jobs 2 (logparse.perf.fleet_bench; needs the "
+        "ray extra)",
+    )
     args = parser.parse_args(argv)
 
     python = sys.executable
@@ -508,6 +514,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "".join(f", {m.tree_rss_mb:,.0f} MB for {m.bytes / 1e9:.1f} GB" for m in bigs)
             + " (target <= 400 MB)",
         ]
+        if args.fleet:
+            from logparse.perf.fleet_bench import fleet_step
+
+            print("... fleet: 200 small logs, Ray local and --jobs 2", file=sys.stderr, flush=True)
+            fleet_results, fleet_line = fleet_step(work, python=python)
+            results.extend(fleet_results)
+            ratios.append(fleet_line)
         if len(bigs) > 1:
             ratios.append(
                 f"peak RSS {bigs[-1].bytes / 1e9:.1f} GB / {bigs[0].bytes / 1e9:.1f} GB log: "

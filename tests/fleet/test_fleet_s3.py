@@ -18,6 +18,7 @@ from logparse.cli import cli
 from fleet_helpers import S3Server, assert_same_dataset, fleet_logs, s3_server
 
 YEAR = "2026"  # the same year for stamps that print none, whatever the files' modification times
+pytestmark = pytest.mark.slow  # a server and a dataset per module: seconds, not milliseconds
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]
