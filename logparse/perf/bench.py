@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
 import re
@@ -514,13 +515,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             + "".join(f", {m.tree_rss_mb:,.0f} MB for {m.bytes / 1e9:.1f} GB" for m in bigs)
             + " (target <= 400 MB)",
         ]
-        if args.fleet:
-            from logparse.perf.fleet_bench import fleet_step
-
+        if args.fleet:  # its own process (logparse.perf.fleet_bench), which reports as JSON
             print("... fleet: 200 small logs, Ray local and --jobs 2", file=sys.stderr, flush=True)
-            fleet_results, fleet_line = fleet_step(work, python=python)
-            results.extend(fleet_results)
-            ratios.append(fleet_line)
+            fleet = subprocess.run(
+                [python, "-m", "logparse.perf.fleet_bench", "--json"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if fleet.returncode != 0:
+                raise SystemExit(f"the fleet step failed: {fleet.stderr.strip()[-800:]}")
+            report_fleet = json.loads(fleet.stdout)
+            results.extend(Measurement(**m) for m in report_fleet["results"])
+            ratios.append(report_fleet["line"])
         if len(bigs) > 1:
             ratios.append(
                 f"peak RSS {bigs[-1].bytes / 1e9:.1f} GB / {bigs[0].bytes / 1e9:.1f} GB log: "

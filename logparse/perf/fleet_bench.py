@@ -4,12 +4,14 @@ after it) and on this machine's threads (`--jobs 2`), each as its own process, a
 their wall times. The logs are the repository's fixture runs (emulated and real), copied until
 there are `count` of them.
 
-    python -m logparse.perf.fleet_bench [--logs 200]
+    python -m logparse.perf.fleet_bench [--logs 200] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import shutil
 import sys
 import tempfile
@@ -85,11 +87,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m logparse.perf.fleet_bench", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--logs", type=int, default=200, help="how many small logs (default 200)")
+    parser.add_argument(
+        "--json", action="store_true", help="the measurements and the line as JSON (for bench)"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="logparse-fleet-bench-"))
     try:
         t0 = time.perf_counter()
         results, line = fleet_step(work, count=args.logs)
+        if args.json:
+            print(json.dumps({"line": line, "results": [dataclasses.asdict(m) for m in results]}))
+            return 0 if all(m.returncode == 0 for m in results) else 1
         for m in results:
             status = "" if m.returncode == 0 else f" ({'; '.join(m.notes)})"
             print(f"{m.label}: {m.wall_s:.2f} s, CPU {m.cpu_s:.1f} s, RSS {m.tree_rss_mb:,.0f} MB{status}")

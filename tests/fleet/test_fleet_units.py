@@ -126,3 +126,24 @@ def test_file_uris_are_local_paths(tmp_path: Path, name: str) -> None:
     assert result.exit_code == 0, result.output
     facts = json.loads(result.stdout)
     assert facts["source"] == f"file://{target}" and facts["engine"] == "vllm" and facts["lines"] > 100
+
+
+def test_the_progress_line_counts_runs_and_read_bytes() -> None:
+    import io
+
+    from logparse.fleet.progress import FleetProgress, progress_wanted
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    bar = FleetProgress(5, stream=screen)
+    bar(RunResult("a", "a.log", "done", bytes=3_000_000))
+    bar(RunResult("b", "b.log", "skipped", bytes=9_000_000))
+    bar(RunResult("c", "c.log", "failed"))
+    assert bar.line().startswith("runs: 1 done, 1 skipped, 1 failed, 2 remaining of 5; ")
+    assert screen.getvalue().count("\r") == 3 and "MB/s" in screen.getvalue()
+    bar.close()
+    assert screen.getvalue().endswith("\r\x1b[K")
+    assert progress_wanted(screen) and not progress_wanted(io.StringIO())
