@@ -79,7 +79,9 @@ def fleet_failure(results: Sequence[RunResult]) -> LogparseError | None:
     left_out = next((r.error for r in bad if r.status == NOT_RUN and r.error), None)
     write = next((r.error for r in bad if r.cause == "write" and r.status == FAILED), None)
     store = (
-        left_out.removeprefix("not started: ") if left_out else write and f"the output store failed ({write})"
+        left_out.removeprefix("not started: ")
+        if left_out
+        else write and f"writing the dataset failed ({write})"
     )
     causes = [r.cause for r in bad if r.status == FAILED]
     parts = [
@@ -96,7 +98,7 @@ def fleet_failure(results: Sequence[RunResult]) -> LogparseError | None:
     ]
     message = f"{len(bad)} of {len(results)} runs were not written: {', '.join(p for p in parts if p)}"
     if store:
-        message += f"; {store}: run the ingest again when it is back (complete runs are skipped)"
+        message += f"; {store}: run the ingest again once the store is back (complete runs are skipped)"
     if len(bad) == len(results):
         return InputError(message)
     return PartialFailure(message, len(bad), len(results))

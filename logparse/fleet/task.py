@@ -32,6 +32,7 @@ from logparse.errors import EngineNotDetected, InputError, LogparseError, Output
 from logparse.ingest import ingest_to_folder
 from logparse.ingest.reader import ReadStats, read_problems
 from logparse.store import STATS_FILE, remove_tree
+from logparse.store.folder import reason
 from logparse.store.remote import (
     Location,
     delete_file,
@@ -138,13 +139,18 @@ def ingest_run(task: RunTask) -> RunResult:
             if not result.lines and problems:  # nothing could be read: no run to count
                 raise InputError("; ".join(problems))
             publish(folder, dest)
-    except LogparseError as exc:
+    except (LogparseError, OSError) as exc:  # an OSError: the scratch folder could not be written
+        error = (
+            exc
+            if isinstance(exc, LogparseError)
+            else OutputError(f"cannot write a run's scratch folder: {reason(exc)}")
+        )
         return RunResult(
             task.run,
             task.log,
             FAILED,
-            error=str(exc),
-            cause=_cause(exc),
+            error=str(error),
+            cause=_cause(error),
             seconds=time.monotonic() - start,
             host=host,
         )

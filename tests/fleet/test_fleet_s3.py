@@ -195,3 +195,17 @@ def test_globs_of_keys(s3: S3Server, logs: Path) -> None:
     assert files == [f"s3://{s3.bucket}/globbed/a/gpustack-200k.log", f"s3://{s3.bucket}/globbed/a/gpustack-64k.log"]
     none = run("ingest", f"s3://{s3.bucket}/globbed/*.nothing", "--out", f"s3://{s3.bucket}/g-ds")
     assert none.exit_code == 1 and "the pattern matches no file" in none.output
+
+
+def test_a_scratch_folder_that_cannot_be_written_stops_the_fleet_with_its_reason(
+        s3: S3Server, logs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a-file").write_text("in the way")
+    monkeypatch.setenv("LOGPARSE_SCRATCH", str(tmp_path / "a-file"))
+    result = run("ingest", str(logs), "--out", f"s3://{s3.bucket}/no-scratch", "--jobs", "1", "--format", "json")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    rows = json.loads(result.stdout)
+    assert rows[0]["status"] == "failed" and rows[0]["cause"] == "write"
+    assert f"cannot write {tmp_path / 'a-file'}" in rows[0]["error"]
+    assert {r["status"] for r in rows[1:]} == {"not run"}
+    assert "writing the dataset failed (cannot write" in result.stderr
+    assert not any(k.endswith("_ingest.json") for k in s3.keys("no-scratch"))

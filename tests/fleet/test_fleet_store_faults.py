@@ -48,8 +48,8 @@ def test_the_store_stopped_mid_write_marks_no_incomplete_run_complete(tmp_path: 
             s3.process.send_signal(signal.SIGCONT)
         assert ingest.returncode == 1, stderr.decode()
         message = stderr.decode()
-        assert "Traceback" not in message and "the output store failed (cannot " in message and "s3://fleet/ds" in message
-        assert "run the ingest again when it is back" in message
+        assert "Traceback" not in message and "writing the dataset failed (cannot " in message and "s3://fleet/ds" in message
+        assert "run the ingest again once the store is back" in message
         rows = {r["run"]: r for r in json.loads(stdout)}
         assert len(rows) == 8
         statuses = {r["status"] for r in rows.values()}

@@ -64,10 +64,10 @@ def test_fleet_failure_says_what_failed_and_why() -> None:
     some = fleet_failure([row("done"), row("failed", "engine"), row("failed", "unread")])
     assert str(some) == "2 of 3 runs were not written: 1 could not be read, 1 not recognised as an engine's log (pass --engine)"
     down = fleet_failure([row("failed", "write", "cannot write s3://b/x: timeout"),
-                          row("not run", "write", "not started: the output store failed (cannot write s3://b/x: timeout)")])
+                          row("not run", "write", "not started: writing the dataset failed (cannot write s3://b/x: timeout)")])
     assert type(down).__name__ == "InputError"  # none written: not a partial failure
-    assert str(down).endswith("1 could not be written, 1 not started; the output store failed (cannot write "
-                              "s3://b/x: timeout): run the ingest again when it is back (complete runs are skipped)")
+    assert str(down).endswith("1 could not be written, 1 not started; writing the dataset failed (cannot write "
+                              "s3://b/x: timeout): run the ingest again once the store is back (complete runs are skipped)")
 
 
 def test_fleet_options_are_checked(tmp_path: Path) -> None:
