@@ -59,7 +59,8 @@ def ingest_command(
     patterns: tuple[Path, ...],
     year: int | None,
 ) -> None:
-    """Parse LOG (a file, a .gz, - for stdin, a folder or a glob of logs) into typed events and print
+    """Parse LOG (a file, a .gz, - for stdin, a folder or a glob of logs, or a URI of object storage:
+    s3://bucket/key, a prefix or a glob of keys, gs://, hdfs://, file://) into typed events and print
     its headline: engine, version, span, how its times were read, ranks, coverage, start-up figures
     (as `logparse summary` gives them), OOM, preemption and JIT counts, warnings, unknown fields.
 
@@ -69,6 +70,11 @@ def ingest_command(
     when it is a terminal. Problems reading a log (a truncated .gz, ...) are warnings on stderr.
     Exit status 1 when some of several logs could not be read or their engine not detected (the
     others are still written), or with --strict when a log was damaged.
+
+    --executor ray (or an --out URI) writes the dataset run by run and prints the run table (--format
+    json: as JSON): each run's status (done, skipped: already complete, failed, not run), engine,
+    lines, coverage, MB read, seconds and problems; a progress line (runs done, failed, remaining,
+    MB/s) on a terminal.
     """
     from logparse.errors import PartialFailure
     from logparse.headline import HeadlinePrinter, ingest_headlines  # polars: only when run

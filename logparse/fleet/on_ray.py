@@ -125,9 +125,10 @@ def _result_of(ray: Any, ref: Any, task: RunTask) -> RunResult:
         result: RunResult = ray.get(ref)
         return result
     except ray.exceptions.RayTaskError as exc:
-        return RunResult(
-            task.run, task.log, FAILED, error=f"internal error: {_first_line(exc)}", cause="other"
-        )
+        text = _first_line(exc)
+        if "No module named 'logparse" in str(exc):
+            text = f"logparse is not installed where Ray runs its tasks ({text}): install it there (or in the job's runtime_env)"
+        return RunResult(task.run, task.log, FAILED, error=f"internal error: {text}", cause="other")
     except ray.exceptions.RayError as exc:
         return RunResult(
             task.run,

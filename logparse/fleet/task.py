@@ -37,6 +37,7 @@ from logparse.store.remote import (
     Location,
     delete_file,
     delete_folder,
+    is_uri,
     kind_of,
     locate,
     read_bytes,
@@ -194,7 +195,7 @@ def _cause(exc: LogparseError) -> str:
 def _already(task: RunTask, info: dict[str, Any], host: str) -> RunResult:
     """The result of a run found complete: skipped when its marker names this log, else a conflict."""
     source = info.get("source")
-    if source != task.log:
+    if not _same_log(str(source), task.log):
         return RunResult(
             task.run,
             task.log,
@@ -220,6 +221,14 @@ def _already(task: RunTask, info: dict[str, Any], host: str) -> RunResult:
         problems=[message for _, message in read_problems(stats)],
         host=host,
     )
+
+
+def _same_log(recorded: str, log: str) -> bool:
+    """Whether the marker's `recorded` source is `log` (a local path recorded relative to the folder
+    the ingest ran in is taken relative to this one)."""
+    if is_uri(recorded) or is_uri(log):
+        return recorded == log
+    return os.path.abspath(recorded) == os.path.abspath(log)
 
 
 @contextmanager
