@@ -13,11 +13,13 @@ from logparse.bench.export import write_tables
 from logparse.bench.readers import load_bench
 from logparse.bench.render import render_reconcile, render_text
 from logparse.cli.options import (
+    OutTarget,
     PathOrUri,
     chosen_tz,
     engine_option,
     grammar_options,
     local_inputs,
+    output_target,
     slo_options,
 )
 
@@ -36,8 +38,8 @@ from logparse.cli.options import (
 @click.option(
     "--out",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Also write the tables as Parquet and CSV into this directory.",
+    type=OutTarget(),
+    help="Also write the tables as Parquet and CSV into this directory (or a URI of object storage).",
 )
 def bench_command(
     files: tuple[Path, ...],
@@ -46,7 +48,7 @@ def bench_command(
     slo_tps: float,
     think_s: float,
     as_json: bool,
-    out: Path | None,
+    out: Path | str | None,
 ) -> None:
     """Read benchmark results (vLLM / SGLang / Cordatus / AIPerf, detected by content) and print
     the SLO matrix, C_max and user capacity, aggregate output, spec speedup and consistency checks.
@@ -61,7 +63,10 @@ def bench_command(
     rows = _named(load_bench([Path(p) for p in local_inputs(files)], engine=server_engine))
     analysis = analyze_bench(rows, slo_ttft_ms=slo_ttft_ms, slo_tps=slo_tps, think_s=think_s)
     if out is not None:
-        written = write_tables(analysis, out)
+        local, publish = output_target(out)
+        assert local is not None
+        written = write_tables(analysis, local)
+        publish()
         click.echo(f"wrote {len(written)} files to {out}", err=True)
     click.echo(json.dumps(analysis.to_dict(), indent=2) if as_json else render_text(analysis))
 

@@ -161,6 +161,33 @@ def local_inputs(args: Sequence[Any], *, stream_files: bool = False) -> list[str
     return copies
 
 
+def output_target(out: Path | str | None) -> tuple[Path | None, Callable[[], None]]:
+    """Where the running command writes its `--out`, and what to call once it has written it
+    without error: a local folder is itself (nothing to call); a URI of object storage is a local
+    scratch folder (removed when the command ends) whose files are then uploaded to it. An object
+    store has no rename: the files are uploaded one by one, and files of an earlier output under
+    the URI that this one does not write again are left there."""
+    from logparse.store.uri import is_uri
+
+    if out is None or not is_uri(str(out)):
+        return (None if out is None else Path(out)), lambda: None
+    import shutil
+    import tempfile
+
+    from logparse.store.remote import locate, upload_folder
+
+    target = locate(str(out))
+    scratch = Path(tempfile.mkdtemp(prefix="logparse-out-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    local = scratch / (target.name or "out")
+
+    def upload() -> None:
+        if local.exists():
+            upload_folder(local, target)
+
+    return local, upload
+
+
 class OutTarget(click.ParamType):
     """`--out`: a local folder (a `Path`, which must not be a file) or a URI of object storage
     (`s3://bucket/prefix`, kept as text)."""

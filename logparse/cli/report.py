@@ -7,11 +7,13 @@ from pathlib import Path
 import click
 
 from logparse.cli.options import (
+    OutTarget,
     PathOrUri,
     chosen_tz,
     engine_option,
     grammar_options,
     local_inputs,
+    output_target,
     slo_options,
 )
 from logparse.escape import for_terminal
@@ -32,8 +34,9 @@ from logparse.escape import for_terminal
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory to write index.html, charts/, tables/ and summary.md into.",
+    type=OutTarget(),
+    help="Directory to write index.html, charts/, tables/ and summary.md into (or a URI of object "
+    "storage: s3://...).",
 )
 @click.option("--title", help="Page title (default: from the inputs).")
 @engine_option
@@ -45,7 +48,7 @@ from logparse.escape import for_terminal
 def report_command(
     logs: tuple[str, ...],
     bench_files: tuple[Path, ...],
-    out_dir: Path,
+    out_dir: Path | str,
     title: str | None,
     engine: str,
     slo_ttft_ms: float,
@@ -74,10 +77,12 @@ def report_command(
 
     if not logs and not bench_files:
         raise click.UsageError("give at least one LOG or one --bench FILE")
+    local, publish = output_target(out_dir)
+    assert local is not None
     report = build_report(
         local_inputs(logs),
         [Path(p) for p in local_inputs(bench_files)],
-        out_dir,
+        local,
         title=title,
         slo_ttft_ms=slo_ttft_ms,
         slo_tps=slo_tps,
@@ -88,8 +93,10 @@ def report_command(
         year=year,
         tz=chosen_tz(),
     )
+    publish()
     skipped = [n for n in report.notes if "skipped" in n.message or "not analysed" in n.message]
+    index = report.index if local == out_dir else f"{out_dir}/{Path(report.index).relative_to(local)}"
     click.echo(
-        f"{for_terminal(report.index)}: {len(report.charts)} chart(s), {len(report.tables)} table(s)"
+        f"{for_terminal(str(index))}: {len(report.charts)} chart(s), {len(report.tables)} table(s)"
         + (f", {len(skipped)} note(s) about skipped charts" if skipped else "")
     )

@@ -209,3 +209,21 @@ def test_a_scratch_folder_that_cannot_be_written_stops_the_fleet_with_its_reason
     assert {r["status"] for r in rows[1:]} == {"not run"}
     assert "writing the dataset failed (cannot write" in result.stderr
     assert not any(k.endswith("_ingest.json") for k in s3.keys("no-scratch"))
+
+
+def test_outputs_written_to_s3(s3: S3Server, on_s3: str, tmp_path: Path) -> None:
+    client = Path(__file__).parents[2] / "fixtures" / "bench" / "vllm_bench_serve_c16.json"
+    summary = run("summary", on_s3, "--brief", "--out", f"s3://{s3.bucket}/out/summary")
+    assert summary.exit_code == 0, summary.output
+    assert {"out/summary/fleet.csv", "out/summary/fleet.parquet", "out/summary/.logparse"} <= set(s3.keys("out/summary"))
+    one = run("summary", f"{on_s3}/run=gpustack-64k", "--out", f"s3://{s3.bucket}/out/one")
+    assert one.exit_code == 0 and "out/one/summary.json" in s3.keys("out/one")
+    report = run("report", f"{on_s3}/run=gpustack-64k", "-o", f"s3://{s3.bucket}/out/report", "--no-images")
+    assert report.exit_code == 0, report.output
+    assert report.stdout.startswith(f"s3://{s3.bucket}/out/report/index.html: ")
+    assert "out/report/index.html" in s3.keys("out/report")
+    bench = run("bench", str(client), "-o", f"s3://{s3.bucket}/out/bench")
+    assert bench.exit_code == 0 and any(k.endswith(".parquet") for k in s3.keys("out/bench"))
+    for command in (["windows", f"{on_s3}/run=gpustack-200k"], ["compare", f"{on_s3}/run=gpustack-200k"]):
+        written = run(*command, "--out", f"s3://{s3.bucket}/out/{command[0]}")
+        assert written.exit_code == 0 and s3.keys(f"out/{command[0]}"), written.output
