@@ -29,7 +29,7 @@ from logparse.analysis.text import GUESSED_DATE, date_mark, fmt, render_table, t
 from logparse.errors import LogparseError
 from logparse.escape import for_terminal
 from logparse.store import is_table_folder, runs_of, write_csv, write_parquet
-from logparse.store.remote import shown_name
+from logparse.store.copies import shown_name
 
 PROGRESS_MIN_RUNS = 4  # fewer runs finish before "run k/N" lines are worth printing
 RUN_PREFIX = "run="

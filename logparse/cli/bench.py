@@ -118,7 +118,7 @@ def _named(rows: Any) -> Any:
     """The rows' `source_file` as the user named it: a file fetched from object storage by its URI."""
     import polars as pl
 
-    from logparse.store.remote import shown_name
+    from logparse.store.copies import shown_name
 
     if "source_file" not in rows.columns:
         return rows

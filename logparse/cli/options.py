@@ -150,7 +150,7 @@ def local_inputs(args: Sequence[Any], *, stream_files: bool = False) -> list[str
     """`args` with each URI replaced by a local copy for the running command (removed when it ends):
     a dataset or a run is downloaded, a file too unless `stream_files` (a log the ingest reads
     from the store as it streams). Paths are returned as they are, as text."""
-    from logparse.store.remote import local_copies
+    from logparse.store.copies import local_copies
 
     texts = [str(a) for a in args]
     if not any("://" in t for t in texts):

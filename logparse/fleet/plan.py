@@ -11,8 +11,8 @@ from logparse.errors import InputError
 from logparse.escape import for_terminal
 from logparse.fleet.task import RunTask
 from logparse.store import MARKER_FILE, expand_inputs, run_names
+from logparse.store.listing import list_entries as entries
 from logparse.store.remote import Location, file_facts, is_uri, kind_of, locate, read_bytes, write_bytes
-from logparse.store.remote import list_entries as entries
 
 MARKER_TEXT = (
     b"written by logparse\nlayout: fleet (runs appear whole: a run counts once its _ingest.json is written)\n"

@@ -41,7 +41,7 @@ from logparse.store import (
     save_info,
     scan_tables,
 )
-from logparse.store.remote import shown_name
+from logparse.store.copies import shown_name
 
 Frame = pl.DataFrame | pl.LazyFrame
 

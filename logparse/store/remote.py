@@ -16,23 +16,17 @@ or `OutputError` naming the URI and the store's reason.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import posixpath
-import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from logparse.errors import InputError, OutputError
 from logparse.escape import for_terminal
-from logparse.store.folder import MARKER_FILE
 from logparse.store.uri import is_uri, scheme_of
-
-_MAGIC = re.compile(r"[*?\[]")
 
 
 @dataclass(frozen=True)
@@ -206,94 +200,6 @@ def open_input(uri: str) -> Any:
         raise store_error(exc, loc) from None
 
 
-def list_files(loc: Location) -> list[tuple[str, int]]:
-    """(path relative to `loc`, size) of every file under the folder `loc`, sorted."""
-    import pyarrow.fs as pafs
-
-    try:
-        infos = loc.fs.get_file_info(pafs.FileSelector(loc.path, recursive=True, allow_not_found=True))
-    except OSError as exc:
-        raise store_error(exc, loc) from None
-    base = loc.path.rstrip("/") + "/"
-    return sorted(
-        (info.path[len(base) :] if info.path.startswith(base) else info.path, int(info.size or 0))
-        for info in infos
-        if info.type == pafs.FileType.File
-    )
-
-
-def list_entries(loc: Location) -> list[str]:
-    """The names directly under the folder `loc` (files and folders), sorted."""
-    import pyarrow.fs as pafs
-
-    try:
-        infos = loc.fs.get_file_info(pafs.FileSelector(loc.path, recursive=False, allow_not_found=True))
-    except OSError as exc:
-        raise store_error(exc, loc) from None
-    return sorted(posixpath.basename(info.path.rstrip("/")) for info in infos)
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """`**` any folders, `*` and `?` within one name, `[...]` as in `fnmatch`."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(re.escape("["))
-                i += 1
-            else:
-                out.append(fnmatch.translate(pattern[i : end + 1])[4:-3])
-                i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def expand_uri(uri: str, suffixes: Sequence[str]) -> tuple[list[str], bool]:
-    """The files a URI names, and whether it names several: a file is itself; a folder (prefix)
-    gives the files under it whose names end in `suffixes`, hidden ones left out; a glob
-    (`*`, `?`, `[...]`, `**`) the files it matches."""
-    scheme = scheme_of(uri)
-    head = uri[len(scheme) + 3 :]
-    magic = _MAGIC.search(head)
-    if magic:
-        base_text = head[: head.rfind("/", 0, magic.start()) + 1]
-        base = locate(f"{uri[: len(scheme) + 3]}{base_text}")
-        pattern = _glob_regex(head[len(base_text) :])
-        found = [rel for rel, _ in list_files(base) if pattern.match(rel)]
-        if not found:
-            raise InputError(f"{for_terminal(uri)}: the pattern matches no file")
-        return [base.join(*rel.split("/")).uri for rel in found], True
-    loc = locate(uri)
-    what = kind_of(loc)
-    if what == "file":
-        return [loc.uri], False
-    if what == "missing":
-        raise InputError(f"{for_terminal(uri)}: no such file or folder")
-    logs = [
-        loc.join(*rel.split("/")).uri
-        for rel, _ in list_files(loc)
-        if rel.endswith(tuple(suffixes)) and not any(part.startswith(".") for part in rel.split("/"))
-    ]
-    if not logs:
-        raise InputError(f"{for_terminal(uri)}: no log files (*.log, *.txt, *.out, .gz) under this prefix")
-    return logs, True
-
-
 # -- writing ---------------------------------------------------------------------------------------
 def write_bytes(loc: Location, data: bytes) -> None:
     """Write a whole small file at `loc` (its folder made as needed)."""
@@ -375,98 +281,19 @@ def download_folder(loc: Location, local: Path) -> None:
         raise store_error(exc, loc) from None
 
 
-_COPIES: dict[str, str] = {}  # local copy -> the URI it was fetched from, while it exists
-
-
-def shown_name(path: str | Path) -> str:
-    """How `path` is named in messages: a file or folder inside a local copy made by
-    `local_copies` by the URI it came from, anything else as it is."""
-    text = str(path)
-    for local, uri in _COPIES.items():
-        if text == local or text.startswith(local + os.sep):
-            return uri + text[len(local) :].replace(os.sep, "/")
-    return text
-
-
-@contextmanager
-def local_copies(args: Sequence[str], *, stream_files: bool = False) -> Iterator[list[str]]:
-    """`args` with each URI replaced by a local copy in a scratch folder (removed at the end): a
-    folder (a dataset, one of its runs, a log's tables) is downloaded whole, a file too unless
-    `stream_files` (the ingest reads a log at a URI as it streams). Paths are kept as they are."""
-    import shutil
-    import tempfile
-
-    if not any(is_uri(a) for a in args):
-        yield list(args)
-        return
-    scratch = Path(tempfile.mkdtemp(prefix="logparse-fetch-"))
-    try:
-        out = []
-        for k, arg in enumerate(args):
-            if not is_uri(arg):
-                out.append(arg)
-                continue
-            loc = locate(arg)
-            what = kind_of(loc)
-            if what == "missing":
-                raise InputError(f"{for_terminal(arg)}: no such file or folder")
-            if loc.local is not None:
-                out.append(str(loc.local))
-                continue
-            if what == "file" and stream_files:
-                out.append(arg)
-                continue
-            copy = str(_fetch(loc, scratch / str(k), what))
-            _COPIES[copy] = loc.uri
-            out.append(copy)
-        yield out
-    finally:
-        for copy in [c for c in _COPIES if c.startswith(str(scratch) + os.sep)]:
-            del _COPIES[copy]
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _fetch(loc: Location, into: Path, what: str) -> Path:
-    """Download the file or folder `loc` under `into`, named as it is; a run of a dataset comes
-    with its dataset's marker, so that it reads back as a run."""
-    if what == "file":
-        into.mkdir(parents=True)
-        target = into / (loc.name or "input")
-        data = read_bytes(loc)
-        target.write_bytes(data or b"")
-        return target
-    if loc.name.startswith("run="):
-        parent = Location(loc.uri.rsplit("/", 1)[0], loc.fs, posixpath.dirname(loc.path))
-        dataset = into / (parent.name or "dataset")
-        marker = read_bytes(parent.join(MARKER_FILE))
-        if marker is not None:
-            dataset.mkdir(parents=True)
-            (dataset / MARKER_FILE).write_bytes(marker)
-        download_folder(loc, dataset / loc.name)
-        return dataset / loc.name
-    target = into / (loc.name or "dataset")
-    download_folder(loc, target)
-    return target
-
-
 __all__ = [
     "Location",
     "delete_file",
     "delete_folder",
     "download_folder",
-    "expand_uri",
     "file_facts",
     "is_uri",
     "kind_of",
-    "list_entries",
-    "list_files",
-    "local_copies",
     "locate",
     "open_input",
     "read_bytes",
     "s3_options",
     "scheme_of",
-    "shown_name",
     "store_error",
     "upload_folder",
     "write_bytes",

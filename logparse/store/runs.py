@@ -9,8 +9,9 @@ from pathlib import Path
 
 from logparse.errors import InputError
 from logparse.escape import for_terminal
-from logparse.store.remote import expand_uri, is_uri
+from logparse.store.listing import expand_uri
 from logparse.store.tables import is_table_folder
+from logparse.store.uri import is_uri
 
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".out", ".out.gz")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from logparse.cli import cli
 from logparse.fleet import fleet_failure, plan_runs
 from logparse.fleet.task import RunResult
-from logparse.store.remote import _glob_regex, is_uri, s3_options
+from logparse.store.listing import _glob_regex
+from logparse.store.remote import is_uri, s3_options
 
 from fleet_helpers import FIXTURES
 
