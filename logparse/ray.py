@@ -19,7 +19,8 @@ from logparse.errors import InputError
 from logparse.escape import for_terminal
 from logparse.fleet import RunResult, ingest_fleet
 from logparse.fleet.on_ray import import_ray
-from logparse.fleet.task import RUN_PREFIX, completed
+from logparse.fleet.publish import completed
+from logparse.fleet.task import RUN_PREFIX
 from logparse.store.listing import list_entries, list_files
 from logparse.store.remote import locate
 

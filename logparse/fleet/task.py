@@ -1,49 +1,24 @@
 """One run of a fleet: a log ingested into its `run=<name>` folder of a dataset, on a local file
 system or on object storage. `ingest_run` is the unit of work, a plain function of plain data that
 any engine can call (Ray, Dask, Spark, a process pool): it returns its result instead of raising.
-
-The run is written whole or not at all, as readers see it. The compiled core writes its tables into
-a scratch folder; on a local file system the folder is renamed into place; on object storage (no
-rename) the run's old files are removed, the tables uploaded, and the completion marker
-(`_ingest.json`, the ingest facts) written last. A run is counted complete only once that marker
-exists, so a task killed at any point, then retried or rerun, leaves neither a partial run counted
-nor a duplicate row: the retry clears the run's folder before writing it again.
+How a run is written whole (its completion marker last) is `logparse.fleet.publish`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import glob
-import hashlib
-import json
 import os
-import secrets
-import shutil
 import socket
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from logparse.errors import EngineNotDetected, InputError, LogparseError, OutputError
+from logparse.fleet.publish import completed, publish, scratch
 from logparse.ingest import ingest_to_folder
 from logparse.ingest.reader import ReadStats, read_problems
-from logparse.store import STATS_FILE, remove_tree
 from logparse.store.folder import reason
-from logparse.store.remote import (
-    Location,
-    delete_file,
-    delete_folder,
-    is_uri,
-    kind_of,
-    locate,
-    read_bytes,
-    upload_folder,
-)
-from logparse.store.remote import write_bytes as put
+from logparse.store.remote import Location, is_uri, kind_of, locate
 
 # Statuses of a run.
 DONE = "done"
@@ -103,18 +78,6 @@ def run_location(task: RunTask) -> Location:
     return locate(task.out).join(f"{RUN_PREFIX}{task.run}")
 
 
-def completed(run: Location) -> dict[str, Any] | None:
-    """The completion marker of the run at `run` (its ingest facts), or None while it has none."""
-    data = read_bytes(run.join(STATS_FILE))
-    if data is None:
-        return None
-    try:
-        info = json.loads(data)
-    except ValueError:
-        return None  # a marker cut short is no marker
-    return info if isinstance(info, dict) else None
-
-
 def ingest_run(task: RunTask) -> RunResult:
     """Ingest `task.log` into its run folder, unless the run is already complete for the same log
     (`task.force` redoes it). Never raises for a log or a store that fails: the result says why."""
@@ -125,7 +88,7 @@ def ingest_run(task: RunTask) -> RunResult:
         info = None if task.force else completed(dest)
         if info is not None:
             return _already(task, info, host)
-        with _scratch(dest) as folder:
+        with scratch(dest) as folder:
             result = ingest_to_folder(
                 task.log,
                 folder,
@@ -231,67 +194,6 @@ def _same_log(recorded: str, log: str) -> bool:
     return os.path.abspath(recorded) == os.path.abspath(log)
 
 
-@contextmanager
-def _scratch(dest: Location) -> Iterator[Path]:
-    """A fresh local folder for the core to write the run into: beside the run on a local file
-    system (so that it can be renamed into place), else in the temporary folder
-    (`LOGPARSE_SCRATCH`, else `TMPDIR`); removed at the end. The scratch folders an earlier
-    attempt at this run left (its process killed) are removed first: one task at a time writes a
-    run (Ray retries a task after its worker died)."""
-    if dest.local is not None:
-        parent, prefix = dest.local.parent, f".{dest.local.name}."
-        suffix = ".logparse-tmp"
-    else:
-        parent = Path(os.environ.get("LOGPARSE_SCRATCH") or tempfile.gettempdir())
-        prefix = f"logparse-run-{hashlib.sha1(dest.uri.encode()).hexdigest()[:16]}-"
-        suffix = ""
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        for stale in parent.glob(f"{glob.escape(prefix)}*{suffix}"):
-            remove_tree(stale)
-        folder = parent / f"{prefix}{secrets.token_hex(4)}{suffix}"
-        folder.mkdir()
-    except OSError as exc:
-        where = dest.uri if dest.local is not None else str(parent)
-        raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
-    try:
-        yield folder
-    finally:
-        remove_tree(folder)
-
-
-def publish(folder: Path, dest: Location) -> None:
-    """Make the finished local run `folder` the run at `dest`, whole: renamed into place on a local
-    file system; else the old run's marker and files removed, the tables uploaded, the marker
-    (`_ingest.json`) last."""
-    if dest.local is not None:
-        _rename_into_place(folder, dest)
-        return
-    marker = (folder / STATS_FILE).read_bytes()
-    delete_file(dest.join(STATS_FILE))  # first: from here on the run is not counted complete
-    delete_folder(dest)
-    upload_folder(folder, dest, skip=[STATS_FILE])
-    put(dest.join(STATS_FILE), marker)
-
-
-def _rename_into_place(folder: Path, dest: Location) -> None:
-    assert dest.local is not None
-    target = dest.local
-    old = target.parent / f".{target.name}.{secrets.token_hex(4)}.logparse-old"
-    moved = False
-    try:
-        if target.exists():
-            os.rename(target, old)
-            moved = True
-        os.rename(folder, target)
-    except OSError as exc:
-        if moved and not target.exists():
-            os.rename(old, target)  # the run as it was
-        raise OutputError(f"cannot write {dest.uri}: {exc.strerror or exc}") from None
-    if moved:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 __all__ = [
     "DONE",
     "FAILED",
@@ -299,9 +201,7 @@ __all__ = [
     "SKIPPED",
     "RunResult",
     "RunTask",
-    "completed",
     "ingest_run",
-    "publish",
     "run_location",
     "store_down",
 ]
