@@ -80,14 +80,25 @@ fn to_py(py: Python<'_>, e: Error, raised: &RefCell<Option<PyErr>>) -> PyErr {
     }
 }
 
-/// A Python binary stream (anything with `read1(n)` or `read(n)`), read a block at a time.
+/// A Python binary stream (anything with `read1(n)` or `read(n)`), read a block at a time. A stream
+/// may return more than it was asked for (a `read(n)` that ignores `n`): the rest is kept and given
+/// first on the next read, so that no byte is lost.
 struct PyStream {
     stream: Py<PyAny>,
     method: &'static str,
+    /// Bytes a read returned beyond the buffer it filled, and how many of them were given since.
+    pending: Vec<u8>,
+    at: usize,
 }
 
 impl ByteSource for PyStream {
     fn read_into(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.at < self.pending.len() {
+            let n = (self.pending.len() - self.at).min(buf.len());
+            buf[..n].copy_from_slice(&self.pending[self.at..self.at + n]);
+            self.at += n;
+            return Ok(n);
+        }
         Python::attach(|py| {
             let chunk = self
                 .stream
@@ -97,6 +108,9 @@ impl ByteSource for PyStream {
             let data = bytes.as_bytes();
             let n = data.len().min(buf.len());
             buf[..n].copy_from_slice(&data[..n]);
+            self.pending.clear();
+            self.pending.extend_from_slice(&data[n..]);
+            self.at = 0;
             Ok(n)
         })
     }
@@ -129,7 +143,7 @@ impl Reader {
         size: Option<u64>,
     ) -> PyResult<Reader> {
         let method = if stream.hasattr("read1")? { "read1" } else { "read" };
-        let input = PyStream { stream: stream.unbind(), method };
+        let input = PyStream { stream: stream.unbind(), method, pending: Vec::new(), at: 0 };
         Ok(Reader { source: Mutex::new(Source::stream(name, Box::new(input), size, block_bytes, max_line)) })
     }
 
