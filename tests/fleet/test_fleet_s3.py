@@ -227,3 +227,22 @@ def test_outputs_written_to_s3(s3: S3Server, on_s3: str, tmp_path: Path) -> None
     for command in (["windows", f"{on_s3}/run=gpustack-200k"], ["compare", f"{on_s3}/run=gpustack-200k"]):
         written = run(*command, "--out", f"s3://{s3.bucket}/out/{command[0]}")
         assert written.exit_code == 0 and s3.keys(f"out/{command[0]}"), written.output
+
+
+def test_a_run_left_half_written_is_cleared_before_it_is_written_again(s3: S3Server, logs: Path,
+                                                                       threaded: Path, tmp_path: Path) -> None:
+    """What a killed attempt leaves on the store (parts, no marker) is never mixed into the retry."""
+    source = s3.upload(logs / "gpustack-200k.log", "half/logs/gpustack-200k.log")
+    out = f"s3://{s3.bucket}/half/ds"
+    assert run("ingest", source, "--out", out, "--year", YEAR).exit_code == 0
+    stale = threaded / "run=gpustack-64k" / "kind=engine_stats" / "part-00000.parquet"
+    s3.upload(stale, "half/ds/run=gpustack-200k/kind=decode_batch/part-00007.parquet")  # another attempt's part
+    s3.upload(stale, "half/ds/run=gpustack-200k/kind=engine_stats/part-00000.parquet")  # a kind this log has not
+    s3.fs().delete_file(f"{s3.bucket}/half/ds/run=gpustack-200k/_ingest.json")
+    again = run("ingest", source, "--out", out, "--year", YEAR, "--format", "json")
+    assert again.exit_code == 0 and json.loads(again.stdout)[0]["status"] == "done"
+    local = s3.download("half/ds", tmp_path / "ds")
+    expected = tmp_path / "want"
+    (expected / "run=gpustack-200k").parent.mkdir()
+    shutil.copytree(threaded / "run=gpustack-200k", expected / "run=gpustack-200k")
+    assert_same_dataset(expected, local)
