@@ -148,3 +148,20 @@ def test_the_progress_line_counts_runs_and_read_bytes() -> None:
     bar.close()
     assert screen.getvalue().endswith("\r\x1b[K")
     assert progress_wanted(screen) and not progress_wanted(io.StringIO())
+
+
+def test_a_scheme_pyarrow_lacks_goes_through_fsspec() -> None:
+    fsspec = pytest.importorskip("fsspec", reason="fsspec comes with the ray extra")
+    memory = fsspec.filesystem("memory")
+    memory.pipe("/fleet-units/logs/gpustack-64k.log", (FIXTURES / "vllm" / "gpustack-64k.log").read_bytes())
+    runner = CliRunner()
+    result = runner.invoke(cli, ["ingest", "memory://fleet-units/logs/", "--out", "memory://fleet-units/ds",
+                                 "--format", "json", "--year", "2026"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    assert row["status"] == "done" and row["log"] == "memory://fleet-units/logs/gpustack-64k.log"
+    assert memory.exists("/fleet-units/ds/run=gpustack-64k/_ingest.json")
+    summary = runner.invoke(cli, ["summary", "memory://fleet-units/ds", "--brief"])
+    assert summary.exit_code == 0 and summary.stdout.startswith("memory://fleet-units/ds: 1 runs")
+    unknown = runner.invoke(cli, ["ingest", "nosuchscheme://x/y.log"])
+    assert unknown.exit_code == 1 and "no file system for nosuchscheme://" in unknown.output
