@@ -2,7 +2,8 @@
 into one dataset on a local Ray (`--executor ray`, the Ray started for the call and shut down
 after it) and on this machine's threads (`--jobs 2`), each as its own process, and the ratio of
 their wall times. The logs are the repository's fixture runs (emulated and real), copied until
-there are `count` of them.
+there are `count` of them. CPU seconds are those of the processes the command waited for: a Ray
+run's workers are not among them (its process-tree RSS does count them).
 
     python -m logparse.perf.fleet_bench [--logs 200] [--json]
 """
