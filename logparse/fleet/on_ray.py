@@ -24,6 +24,7 @@ from logparse.fleet.task import FAILED, RunResult, RunTask, ingest_run, store_do
 from logparse.ingest.run import PARALLEL_MIN_BYTES
 
 RETRIES = 3  # a task whose worker died is run again this many times
+IN_FLIGHT_PER_CPU = 2  # runs submitted ahead of the cluster's CPUs
 LARGE_LOG_CPUS = 4  # a log of PARALLEL_MIN_BYTES or more: its blocks on this many threads (at most a node's)
 INSTALL_HINT = "pip install 'logparse[ray]'"
 
@@ -71,12 +72,15 @@ def run_on_ray(
     concurrency: int | None = None,
     on_done: Callable[[RunResult], None] | None = None,
 ) -> list[RunResult]:
-    """Run `tasks` as Ray tasks, at most `concurrency` at a time (default: as many as the cluster
-    schedules), calling `on_done` in this thread as each ends. Once the output store is down
-    (`store_down`) the runs not yet started are left out (``not run``)."""
+    """Run `tasks` as Ray tasks, at most `concurrency` at a time (default: twice the cluster's
+    CPUs, so that the cluster never waits and a stop is quick), calling `on_done` in this thread as
+    each ends. Once the output store is down (`store_down`) the runs not yet started are left out
+    and those queued are cancelled (``not run``)."""
     with ray_session(address) as ray:
         remote = ray.remote(ingest_run)
         largest = _largest_node_cpus(ray)
+        if concurrency is None:
+            concurrency = IN_FLIGHT_PER_CPU * max(1, int(ray.cluster_resources().get("CPU", 1)))
         waiting = list(tasks)
         running: dict[Any, RunTask] = {}
         results: list[RunResult] = []
@@ -90,16 +94,19 @@ def run_on_ray(
             running[ref] = task
 
         while waiting or running:
-            while waiting and stop_reason is None and (concurrency is None or len(running) < concurrency):
+            while waiting and stop_reason is None and len(running) < concurrency:
                 submit(waiting.pop(0))
             if not running:
                 break
             ready, _ = ray.wait(list(running), num_returns=1, timeout=1.0)
             for ref in ready:
                 task = running.pop(ref)
-                result = _result_of(ray, ref, task)
+                result = _result_of(ray, ref, task, stop_reason)
                 if stop_reason is None:
                     stop_reason = store_down(task, result)
+                    if stop_reason is not None:
+                        for queued in running:  # cancelled: no marker written, a rerun writes the run
+                            ray.cancel(queued)
                 results.append(result)
                 if on_done is not None:
                     on_done(result)
@@ -118,12 +125,15 @@ def _largest_node_cpus(ray: Any) -> int:
         return 1
 
 
-def _result_of(ray: Any, ref: Any, task: RunTask) -> RunResult:
-    """The task's result; a task Ray gave up on (its worker died every time, or it raised) is a
-    failed run saying so."""
+def _result_of(ray: Any, ref: Any, task: RunTask, stopped: str | None) -> RunResult:
+    """The task's result; a task cancelled after the store failed (`stopped` says why) is not
+    run; a task Ray gave up on (its worker died every time, or it raised) is a failed run saying
+    so."""
     try:
         result: RunResult = ray.get(ref)
         return result
+    except ray.exceptions.TaskCancelledError:
+        return not_run(task, stopped or "cancelled")
     except ray.exceptions.RayTaskError as exc:
         text = _first_line(exc)
         if "No module named 'logparse" in str(exc):

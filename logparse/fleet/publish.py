@@ -24,6 +24,7 @@ from typing import Any
 
 from logparse.errors import OutputError
 from logparse.store import STATS_FILE, remove_tree
+from logparse.store.folder import reason
 from logparse.store.remote import Location, delete_file, delete_folder, read_bytes, upload_folder
 from logparse.store.remote import write_bytes as put
 
@@ -62,7 +63,7 @@ def scratch(dest: Location) -> Iterator[Path]:
         folder.mkdir()
     except OSError as exc:
         where = dest.uri if dest.local is not None else str(parent)
-        raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {where}: {reason(exc)}") from None
     try:
         yield folder
     finally:
@@ -96,7 +97,7 @@ def _rename_into_place(folder: Path, dest: Location) -> None:
     except OSError as exc:
         if moved and not target.exists():
             os.rename(old, target)  # the run as it was
-        raise OutputError(f"cannot write {dest.uri}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {dest.uri}: {reason(exc)}") from None
     if moved:
         shutil.rmtree(old, ignore_errors=True)
 

@@ -138,3 +138,22 @@ def test_a_worker_killed_mid_task_is_retried_into_one_complete_run(tmp_path: Pat
     assert {r["run"]: r["status"] for r in json.loads(result.stdout)} == {"big": "done", "small": "done"}
     assert_same_dataset(reference, out)  # whole, no row twice
     assert not list(out.glob(".*logparse-tmp"))  # the killed attempt's scratch removed by the retry
+
+
+def test_when_the_output_cannot_be_written_the_runs_left_are_cancelled(tmp_path: Path) -> None:
+    from logparse.fleet import fleet_failure, plan_runs, run_tasks
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for k in range(12):
+        shutil.copy(FIXTURES / "vllm" / "gpustack-64k.log", logs / f"run{k}.log")
+    out = tmp_path / "ds"
+    tasks = plan_runs([str(logs)], out, year=int(YEAR))
+    shutil.rmtree(out)
+    out.write_text("a file where the dataset was")  # every run's scratch folder beside it fails
+    results = run_tasks(tasks, executor="ray")
+    assert len(results) == 12 and {r.status for r in results} <= {"failed", "not run"}
+    assert {r.cause for r in results} == {"write"} and any(r.status == "not run" for r in results)
+    assert sum(r.status == "failed" for r in results) <= 4  # at most the runs in flight (2 per CPU)
+    assert "writing the dataset failed (cannot write" in str(fleet_failure(results))
+    assert "a file is in the way" in next(r.error for r in results if r.status == "failed")
