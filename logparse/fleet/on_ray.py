@@ -51,6 +51,8 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
         yield ray
         return
     target = address or os.environ.get("RAY_ADDRESS")
+    if target:
+        _check_reachable(target)
     try:
         if target:
             ray.init(address=target, logging_level="warning", log_to_driver=False)
@@ -63,6 +65,22 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """A `host:port` (or `ray://host:port`) nobody listens on is said at once: Ray itself retries
+    for minutes before it gives up. Other forms (`auto`, ...) are left to Ray."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as exc:
+        raise LogparseError(
+            f"cannot start or reach the Ray cluster at {address}: {exc.strerror or exc}"
+        ) from None
 
 
 def run_on_ray(
