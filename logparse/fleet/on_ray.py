@@ -57,7 +57,14 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
         if target:
             ray.init(address=target, logging_level="warning", log_to_driver=False)
         else:
-            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning", log_to_driver=False)
+            # "local": a new instance, even when a cluster was started on this machine with `ray start`
+            ray.init(
+                address="local",
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                logging_level="warning",
+                log_to_driver=False,
+            )
     except (ConnectionError, RuntimeError, ValueError) as exc:
         where = f"the Ray cluster at {target}" if target else "a local Ray"
         raise LogparseError(f"cannot start or reach {where}: {exc}") from None

@@ -24,7 +24,6 @@ from logparse.cli import cli
 
 from fleet_helpers import FIXTURES, S3Server, assert_same_dataset, dataset_tables, fleet_logs, s3_server
 
-os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # Ray's servers on 127.0.0.1 only
 ray = pytest.importorskip("ray", reason="the ray extra is installed by `make test` (make ray)")
 pytestmark = pytest.mark.slow
 YEAR = "2026"
@@ -43,7 +42,7 @@ def s3() -> Iterator[S3Server]:
 @pytest.fixture(scope="module", autouse=True)
 def session(s3: S3Server) -> Iterator[Any]:
     """Started after the store's environment is set: Ray's workers read theirs when they start."""
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning", log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="warning", log_to_driver=False)
     assert ray.nodes()[0]["NodeManagerAddress"] == "127.0.0.1"
     yield ray
     ray.shutdown()

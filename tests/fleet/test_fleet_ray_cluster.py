@@ -3,12 +3,14 @@ with `ray start --head --block` on 127.0.0.1, stopped by its process group at th
 `logparse` process that only connects to it."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import secrets
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +19,10 @@ import pytest
 
 from fleet_helpers import assert_same_dataset, fleet_logs, free_port
 
-pytest.importorskip("ray", reason="the ray extra is installed by `make test` (make ray)")
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="the ray extra is installed by `make test`"),
+]
 YEAR = "2026"
 LOOPBACK = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}  # the head's servers on 127.0.0.1 only
 
@@ -59,6 +63,9 @@ def head(cluster_env: dict[str, str]) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        current = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"  # Ray's note of the head it started
+        if current.exists() and current.read_text().strip() == address:
+            current.unlink()
 
 
 def test_the_fleet_runs_on_the_cluster_at_the_address(head: str, cluster_env: dict[str, str], tmp_path: Path) -> None:
