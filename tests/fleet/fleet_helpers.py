@@ -17,6 +17,10 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+# Ray's servers on 127.0.0.1, not on every interface: Ray reads this when it is first imported, and
+# every fleet test module imports this one before Ray.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures"
 REAL_LOGS = ROOT.parent / "shared" / "real-logs"
