@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast check venv core core-bench browser prometheus lnav reports bench clean
+.PHONY: demo test test-fast check venv core core-bench browser prometheus lnav ray reports bench clean
 
 CORE_SOURCES := core/Cargo.toml core/Cargo.lock $(wildcard core/src/*.rs)
 CORE_STAMP := $(VENV)/.core-built
@@ -23,6 +23,15 @@ $(CORE_STAMP): $(STAMP) $(CORE_SOURCES)
 
 venv: $(CORE_STAMP)
 core: $(CORE_STAMP)
+
+# The fleet tests and `make bench`'s fleet line run a local Ray (the `ray` extra, read from
+# pyproject.toml so it is written once) and the docs' Dask snippet a local Dask: installed for them
+# only, beside the editable logparse (not reinstalled: no core rebuild).
+RAY_STAMP := $(VENV)/.ray-installed
+$(RAY_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet $$($(PY) -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['ray']))") 'dask>=2024.1'
+	touch $(RAY_STAMP)
+ray: $(RAY_STAMP)
 
 ## demo: ingest the bundled GPUStack-mirror fixture, then print its post-mortem
 demo: $(CORE_STAMP)
@@ -44,7 +53,7 @@ test-fast: $(CORE_STAMP)
 
 ## test: every check, the Rust crate's tests and the whole suite (installs Debian chromium for the
 ## report's browser test and Debian prometheus and lnav for the export tests)
-test: check browser prometheus lnav
+test: check browser prometheus lnav ray
 	$(PY) -m logparse.engine.spec core/target/bench
 	cd core && cargo test --quiet --release
 	$(PY) -m pytest -q
@@ -85,9 +94,10 @@ core-bench: $(CORE_STAMP)
 	$(PY) -m logparse.engine.spec core/target/bench
 	cd core && cargo bench --bench ingest
 
-## bench: time ingest on a generated 500 MB log next to grep -cE and a naive loop (+ 1, 2, 5 GB memory runs)
-bench: $(CORE_STAMP)
-	$(PY) -m logparse.perf.bench --size 500M --rss-size 1G,2G,5G --out reports/bench.md
+## bench: time ingest on a generated 500 MB log next to grep -cE and a naive loop (+ 1, 2, 5 GB memory runs;
+## + the fleet line: 200 small logs on a local Ray vs --jobs 2)
+bench: $(CORE_STAMP) $(RAY_STAMP)
+	$(PY) -m logparse.perf.bench --size 500M --rss-size 1G,2G,5G --fleet --out reports/bench.md
 
 clean:
 	rm -rf $(VENV) .demo-out .pytest_cache

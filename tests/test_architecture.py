@@ -23,6 +23,7 @@ LAYERS = [
     ["logparse.ingest"],
     ["logparse.drift"],
     ["logparse.analysis", "logparse.bench", "logparse.mining", "logparse.emulate", "logparse.gate"],
+    ["logparse.fleet", "logparse.ray"],
     ["logparse.headline", "logparse.charts", "logparse.report", "logparse.export", "logparse.perf", "logparse.follow"],
     ["logparse.cli", "logparse.__main__"],
 ]

@@ -81,7 +81,9 @@ fn to_py(py: Python<'_>, e: Error, raised: &RefCell<Option<PyErr>>) -> PyErr {
     }
 }
 
-/// A Python binary stream (anything with `read1(n)` or `read(n)`), read a block at a time.
+/// A Python binary stream (anything with `read1(n)` or `read(n)`), read a block at a time. A stream
+/// may return more than it was asked for (a `read(n)` that ignores `n`): the rest is kept and given
+/// first on the next read, so that no byte is lost.
 struct PyStream {
     stream: Py<PyAny>,
     method: &'static str,

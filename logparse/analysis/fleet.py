@@ -29,6 +29,7 @@ from logparse.analysis.text import GUESSED_DATE, date_mark, fmt, render_table, t
 from logparse.errors import LogparseError
 from logparse.escape import for_terminal
 from logparse.store import is_table_folder, runs_of, write_csv, write_parquet
+from logparse.store.copies import shown_name
 
 PROGRESS_MIN_RUNS = 4  # fewer runs finish before "run k/N" lines are worth printing
 RUN_PREFIX = "run="
@@ -88,7 +89,7 @@ class RunSummary:
     def as_json(self) -> dict[str, Any]:
         """``{"run": name, **summary_dict}``, or ``{"run", "source", "error"}`` for a failed run."""
         if self.summary is None:
-            return {"run": self.run, "source": str(self.folder), "error": self.error}
+            return {"run": self.run, "source": shown_name(self.folder), "error": self.error}
         return {"run": self.run, **self.summary}
 
 

@@ -10,7 +10,14 @@ from typing import Any, TypeVar
 
 import click
 
-from logparse.cli.options import chosen_tz, engine_option, grammar_options
+from logparse.cli.options import (
+    OutTarget,
+    chosen_tz,
+    engine_option,
+    grammar_options,
+    local_inputs,
+    output_target,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 # Kept free of imports: `--help` must not load the analysis to print it.
@@ -59,9 +66,9 @@ def out_option(func: F) -> F:
     return click.option(
         "--out",
         "-o",
-        type=click.Path(file_okay=False, path_type=Path),
+        type=OutTarget(),
         default=None,
-        help="Also write the tables as DIR/<table>.parquet.",
+        help="Also write the tables as DIR/<table>.parquet (DIR may be a URI of object storage: s3://...).",
     )(func)
 
 
@@ -176,7 +183,7 @@ def summary_command(
     engine: str,
     as_json: bool,
     brief: bool,
-    out: Path | None,
+    out: Path | str | None,
     force: bool,
     segment: int | None,
     concurrency: int | None,
@@ -200,6 +207,9 @@ def summary_command(
     from logparse.analysis.summary import summary_dict
     from logparse.store import write_tables
 
+    shown = log
+    (log,) = local_inputs([log], stream_files=True)
+    out, publish = output_target(out)
     if dataset_runs(log):
         if segment is not None:
             raise click.UsageError(
@@ -207,6 +217,7 @@ def summary_command(
             )
         _fleet_summary(
             Path(log),
+            shown=shown,
             as_json=as_json,
             brief=brief,
             out=out,
@@ -214,6 +225,7 @@ def summary_command(
             patterns=patterns,
             opts=_opts(concurrency, idle_gap, min_samples, min_duration),
         )
+        publish()
         return
     opts = _opts(concurrency, idle_gap, min_samples, min_duration, segment)
     analysis, no_content = _analyze(log, engine, patterns, year, opts)
@@ -226,12 +238,14 @@ def summary_command(
             sources=[log],
             files={"summary.json": json.dumps(summary, indent=2) + "\n"},
         )
+        publish()
     click.echo(json.dumps(summary, indent=2) if as_json else _render_summary(summary))
 
 
 def _fleet_summary(
     dataset: Path,
     *,
+    shown: str,
     as_json: bool,
     brief: bool,
     out: Path | None,
@@ -280,7 +294,7 @@ def _fleet_summary(
         if all(run.error is not None for run in runs):  # raised inside: --out stays as it was
             shown = "; ".join(f"{for_terminal(r.run)}: {for_terminal(r.error)}" for r in runs[:3])
             raise click.ClickException(
-                f"none of the {len(runs)} runs of {for_terminal(str(dataset))} "
+                f"none of the {len(runs)} runs of {for_terminal(shown)} "
                 f"could be analysed ({shown}{'; ...' if len(runs) > 3 else ''})"
             )
         rows = fleet_rows(runs)
@@ -295,7 +309,7 @@ def _fleet_summary(
     if as_json:
         click.echo(json.dumps(fleet_json(runs, rows), indent=2))
         return
-    parts = [f"{for_terminal(str(dataset))}: {len(runs)} runs", "", render_fleet(rows)]
+    parts = [f"{for_terminal(shown)}: {len(runs)} runs", "", render_fleet(rows)]
     if not brief:
         for run in runs:
             if run.summary is not None:
@@ -316,7 +330,7 @@ def windows_command(
     log: str,
     engine: str,
     as_json: bool,
-    out: Path | None,
+    out: Path | str | None,
     force: bool,
     segment: int | None,
     concurrency: int | None,
@@ -335,6 +349,8 @@ def windows_command(
     from logparse.store import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration, segment)
+    (log,) = local_inputs([log], stream_files=True)
+    out, publish = output_target(out)
     analysis, _ = _analyze(log, engine, patterns, year, opts)
     summary = summary_dict(analysis)
     if out is not None:
@@ -344,6 +360,7 @@ def windows_command(
             force=force,
             sources=[log],
         )
+        publish()
     warnings = input_warnings(summary)
     if as_json:  # stdout stays the phases list: the warnings go beside it
         click.echo(json.dumps(summary["phases"], indent=2))
@@ -364,7 +381,7 @@ def compare_command(
     logs: tuple[str, ...],
     engine: str,
     as_json: bool,
-    out: Path | None,
+    out: Path | str | None,
     force: bool,
     concurrency: int | None,
     idle_gap: float | None,
@@ -398,6 +415,7 @@ def compare_command(
     from logparse.store import write_tables
 
     opts = _opts(concurrency, idle_gap, min_samples, min_duration)
+    logs = tuple(local_inputs(logs, stream_files=True))
     read = [_analyze_or_why(log, engine, patterns, year, opts, alone=len(logs) == 1) for log in logs]
     failed = [entry for entry, _ in read if isinstance(entry, NotAnalysed)]
     if len(failed) == len(read):
@@ -410,7 +428,10 @@ def compare_command(
     degr = compare_degradation(rows)
     warnings = pl.concat([compare_warnings(analyses), comparability_warnings(rows)])
     if out is not None:
-        write_tables({"compare": rows, "degradation": degr}, out, force=force, sources=list(logs))
+        local, publish = output_target(out)
+        assert local is not None
+        write_tables({"compare": rows, "degradation": degr}, local, force=force, sources=list(logs))
+        publish()
     if failed:  # as `ingest`: everything is printed, and the exit status still says a log failed
         click.echo(f"{len(failed)} of {len(read)} logs could not be analysed (see their rows)", err=True)
         click.get_current_context().call_on_close(lambda: sys.exit(1))

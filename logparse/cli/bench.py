@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,11 +12,20 @@ from logparse.bench.analyze import analyze_bench
 from logparse.bench.export import write_tables
 from logparse.bench.readers import load_bench
 from logparse.bench.render import render_reconcile, render_text
-from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_options
+from logparse.cli.options import (
+    OutTarget,
+    PathOrUri,
+    chosen_tz,
+    engine_option,
+    grammar_options,
+    local_inputs,
+    output_target,
+    slo_options,
+)
 
 
 @click.command("bench", short_help="Analyse client benchmark result files.")
-@click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=PathOrUri(allow_dash=True, path_type=Path))
 @click.option(
     "--engine",
     "server_engine",
@@ -28,8 +38,8 @@ from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_
 @click.option(
     "--out",
     "-o",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Also write the tables as Parquet and CSV into this directory.",
+    type=OutTarget(),
+    help="Also write the tables as Parquet and CSV into this directory (or a URI of object storage).",
 )
 def bench_command(
     files: tuple[Path, ...],
@@ -38,7 +48,7 @@ def bench_command(
     slo_tps: float,
     think_s: float,
     as_json: bool,
-    out: Path | None,
+    out: Path | str | None,
 ) -> None:
     """Read benchmark results (vLLM / SGLang / Cordatus / AIPerf, detected by content) and print
     the SLO matrix, C_max and user capacity, aggregate output, spec speedup and consistency checks.
@@ -50,17 +60,20 @@ def bench_command(
     at a stricter percentile the file prints (P99), never at the mean; the marks under the
     matrix say which, and --json gives the statistic and source of every judgement.
     """
-    rows = load_bench(files, engine=server_engine)
+    rows = _named(load_bench([Path(p) for p in local_inputs(files)], engine=server_engine))
     analysis = analyze_bench(rows, slo_ttft_ms=slo_ttft_ms, slo_tps=slo_tps, think_s=think_s)
     if out is not None:
-        written = write_tables(analysis, out)
+        local, publish = output_target(out)
+        assert local is not None
+        written = write_tables(analysis, local)
+        publish()
         click.echo(f"wrote {len(written)} files to {out}", err=True)
     click.echo(json.dumps(analysis.to_dict(), indent=2) if as_json else render_text(analysis))
 
 
 @click.command("reconcile", short_help="Check a client result against the server log.")
 @click.argument("server_log", metavar="SERVER_LOG")
-@click.argument("bench_file", type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
+@click.argument("bench_file", type=PathOrUri(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @engine_option
 @click.option(
     "--concurrency",
@@ -92,8 +105,21 @@ def reconcile_command(
 
     if server_log == "-" and str(bench_file) == "-":
         raise click.UsageError("only one of SERVER_LOG and BENCH_FILE can be read from standard input ('-')")
+    (server_log,) = local_inputs([server_log], stream_files=True)
+    (bench,) = local_inputs([bench_file])
     analysis = analyze_log(server_log, engine=engine, year=year, tz=chosen_tz(), patterns=patterns)
-    result = reconcile_with_log(load_bench([bench_file]), analysis, concurrency=concurrency)
+    result = reconcile_with_log(_named(load_bench([Path(bench)])), analysis, concurrency=concurrency)
     click.echo(json.dumps(result, indent=2, default=str) if as_json else render_reconcile(result))
     if result.get("problems") or any(run["problems"] for run in result["runs"]):
         click.get_current_context().exit(1)
+
+
+def _named(rows: Any) -> Any:
+    """The rows' `source_file` as the user named it: a file fetched from object storage by its URI."""
+    import polars as pl
+
+    from logparse.store.copies import shown_name
+
+    if "source_file" not in rows.columns:
+        return rows
+    return rows.with_columns(pl.col("source_file").map_elements(shown_name, return_dtype=pl.String()))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -129,17 +129,92 @@ def slo_options(func: F) -> F:
     return slo_limit_options(func)
 
 
+class PathOrUri(click.ParamType):
+    """An input path checked as `click.Path(**options)` checks it, or a URI of object storage
+    (`s3://bucket/key`, kept as text: `local_inputs` fetches it when the command runs)."""
+
+    name = "path|uri"
+
+    def __init__(self, **options: Any) -> None:
+        self.path = click.Path(**options)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from logparse.store.uri import is_uri
+
+        if not isinstance(value, Path) and is_uri(str(value)):
+            return str(value)
+        return self.path.convert(value, param, ctx)
+
+
+def local_inputs(args: Sequence[Any], *, stream_files: bool = False) -> list[str]:
+    """`args` with each URI replaced by a local copy for the running command (removed when it ends):
+    a dataset or a run is downloaded, a file too unless `stream_files` (a log the ingest reads
+    from the store as it streams). Paths are returned as they are, as text."""
+    from logparse.store.copies import local_copies
+
+    texts = [str(a) for a in args]
+    if not any("://" in t for t in texts):
+        return texts
+    copies: list[str] = click.get_current_context().with_resource(
+        local_copies(texts, stream_files=stream_files)
+    )
+    return copies
+
+
+def output_target(out: Path | str | None) -> tuple[Path | None, Callable[[], None]]:
+    """Where the running command writes its `--out`, and what to call once it has written it
+    without error: a local folder is itself (nothing to call); a URI of object storage is a local
+    scratch folder (removed when the command ends) whose files are then uploaded to it. An object
+    store has no rename: the files are uploaded one by one, and files of an earlier output under
+    the URI that this one does not write again are left there."""
+    from logparse.store.uri import is_uri
+
+    if out is None or not is_uri(str(out)):
+        return (None if out is None else Path(out)), lambda: None
+    import shutil
+    import tempfile
+
+    from logparse.store.remote import locate, upload_folder
+
+    target = locate(str(out))
+    scratch = Path(tempfile.mkdtemp(prefix="logparse-out-"))
+    click.get_current_context().call_on_close(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    local = scratch / (target.name or "out")
+
+    def upload() -> None:
+        if local.exists():
+            upload_folder(local, target)
+
+    return local, upload
+
+
+class OutTarget(click.ParamType):
+    """`--out`: a local folder (a `Path`, which must not be a file) or a URI of object storage
+    (`s3://bucket/prefix`, kept as text)."""
+
+    name = "dir|uri"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from logparse.store.uri import is_uri
+
+        if isinstance(value, Path) or not is_uri(str(value)):
+            return click.Path(file_okay=False, path_type=Path).convert(value, param, ctx)
+        return str(value)
+
+
 def ingest_options(func: F) -> F:
     """`ingest`'s own options: `--out`, `--format`/`--json`, `--force`, `--jobs`."""
     decorators = [
         click.option(
             "--out",
             "-o",
-            type=click.Path(file_okay=False, path_type=Path),
+            type=OutTarget(),
             help="Write DIR/<kind>.parquet. With several logs (a folder, a glob, several paths): a Parquet "
             "dataset DIR/run=<name>/kind=<kind>/part-NNNNN.parquet. DIR is replaced as a whole (your own "
             "files in it are kept) and appears whole or not at all; it is refused if it holds the tables "
-            "of other logs. [default: none; the tables go to a scratch folder that is removed]",
+            "of other logs. A URI (s3://, gs://, hdfs://, file://) or --executor ray writes the dataset run "
+            "by run instead: each run appears whole, a rerun skips the complete ones. [default: none; the "
+            "tables go to a scratch folder that is removed]",
         ),
         click.option(
             "--format",

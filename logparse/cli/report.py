@@ -6,17 +6,26 @@ from pathlib import Path
 
 import click
 
-from logparse.cli.options import chosen_tz, engine_option, grammar_options, slo_options
+from logparse.cli.options import (
+    OutTarget,
+    PathOrUri,
+    chosen_tz,
+    engine_option,
+    grammar_options,
+    local_inputs,
+    output_target,
+    slo_options,
+)
 from logparse.escape import for_terminal
 
 
 @click.command("report", short_help="Write charts and an offline HTML report.")
-@click.argument("logs", nargs=-1, type=click.Path(exists=True, allow_dash=True))
+@click.argument("logs", nargs=-1, type=PathOrUri(exists=True, allow_dash=True))
 @click.option(
     "--bench",
     "bench_files",
     multiple=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=PathOrUri(exists=True, dir_okay=False, path_type=Path),
     help="Client benchmark result file (repeatable): vllm bench serve, SGLang bench_serving, "
     "Cordatus CSV, AIPerf/genai-perf.",
 )
@@ -25,8 +34,9 @@ from logparse.escape import for_terminal
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory to write index.html, charts/, tables/ and summary.md into.",
+    type=OutTarget(),
+    help="Directory to write index.html, charts/, tables/ and summary.md into (or a URI of object "
+    "storage: s3://...).",
 )
 @click.option("--title", help="Page title (default: from the inputs).")
 @engine_option
@@ -38,7 +48,7 @@ from logparse.escape import for_terminal
 def report_command(
     logs: tuple[str, ...],
     bench_files: tuple[Path, ...],
-    out_dir: Path,
+    out_dir: Path | str,
     title: str | None,
     engine: str,
     slo_ttft_ms: float,
@@ -53,7 +63,7 @@ def report_command(
 
     A LOG is a log file, `-` (standard input, once), a folder of one log's tables
     (`logparse ingest LOG --out DIR`) or a dataset (`logparse ingest DIR --out DATASET`), each of
-    whose runs is a log of the report.
+    whose runs is a log of the report; a LOG or FILE may be a URI of object storage (s3://...).
 
     \b
     Examples:
@@ -67,10 +77,12 @@ def report_command(
 
     if not logs and not bench_files:
         raise click.UsageError("give at least one LOG or one --bench FILE")
+    local, publish = output_target(out_dir)
+    assert local is not None
     report = build_report(
-        list(logs),
-        list(bench_files),
-        out_dir,
+        local_inputs(logs),
+        [Path(p) for p in local_inputs(bench_files)],
+        local,
         title=title,
         slo_ttft_ms=slo_ttft_ms,
         slo_tps=slo_tps,
@@ -81,8 +93,10 @@ def report_command(
         year=year,
         tz=chosen_tz(),
     )
+    publish()
     skipped = [n for n in report.notes if "skipped" in n.message or "not analysed" in n.message]
+    index = report.index if local == out_dir else f"{out_dir}/{Path(report.index).relative_to(local)}"
     click.echo(
-        f"{for_terminal(report.index)}: {len(report.charts)} chart(s), {len(report.tables)} table(s)"
+        f"{for_terminal(str(index))}: {len(report.charts)} chart(s), {len(report.tables)} table(s)"
         + (f", {len(skipped)} note(s) about skipped charts" if skipped else "")
     )

@@ -31,6 +31,8 @@ from logparse.ingest.run import PARALLEL_MIN_BYTES, Outcome, Sink, stream_log, u
 from logparse.ingest.times import TimeFacts
 from logparse.store import (
     MARKER_FILE,
+    STATS_FILE,
+    is_complete,
     is_table_folder,
     load_info,
     read_tables,
@@ -39,6 +41,7 @@ from logparse.store import (
     save_info,
     scan_tables,
 )
+from logparse.store.copies import shown_name
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -258,6 +261,11 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
     tables = read_tables(folder)
     if not tables:
         raise InputError(f"{for_terminal(str(path))}: holds no tables")
+    if folder.name.startswith("run=") and not is_complete(folder):
+        raise InputError(
+            f"{for_terminal(str(path))}: an incomplete run (no completion marker {STATS_FILE}): its ingest "
+            "did not finish or is still under way; ingest its log again (a rerun redoes incomplete runs only)"
+        )
     info = load_info(folder) or {}
     engine = info.get("engine") or _engine_of(tables)
     if engine is None:
@@ -276,7 +284,7 @@ def read_folder(path: Path, *, patterns: Sequence[str | Path] = ()) -> IngestRes
     extra = {(r, k): n for r, k, n in info.get("extra_keys", [])}
     span = info.get("span")
     return IngestResult(
-        source=str(path),
+        source=shown_name(path),
         engine=str(engine),
         scores=info.get("scores") or {str(engine): 1.0},
         tables=tables,

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from logparse.engine import core_module
+from logparse.errors import LogparseError
+from logparse.store import remote
 
 BLOCK_SIZE = 1 << 20  # what `iter_lines` reads at a time
 BLOCK_BYTES = 4 << 20  # the ingest's blocks: bigger ones buy little speed for a lot of memory
@@ -72,13 +74,17 @@ def open_reader(
     name: str | None = None,
     spool: bool = True,
 ) -> Any:
-    """A core reader of `source`: a path (`-` is stdin; gzip is known by its magic bytes) or a
-    binary stream (`spool=False`: read once, never again). Raises `InputError` when the path
-    cannot be read."""
+    """A core reader of `source`: a path (`-` is stdin; gzip is known by its magic bytes), a URI of
+    object storage (`s3://...`, `logparse.store.remote`) or a binary stream (`spool=False`: read
+    once, never again). Raises `InputError` when the path cannot be read."""
     core = core_module()
     size = block_bytes or int(os.environ.get("LOGPARSE_BLOCK_BYTES", BLOCK_BYTES))
     if str(source) == "-":  # Python's stdin, which a caller (a test, an embedding) may have replaced
         return core.Reader.from_stream(sys.stdin.buffer, describe("-"), size, MAX_LINE_BYTES, None, spool)
+    if remote.is_uri(source):  # object storage: the store's stream, read a block at a time
+        text = str(source)
+        length, _ = remote.file_facts(text)
+        return core.Reader.from_stream(remote.open_input(text), text, size, MAX_LINE_BYTES, length, spool)
     if isinstance(source, str | Path):
         return core.Reader(str(source), size, MAX_LINE_BYTES)
     return core.Reader.from_stream(source, name or "input", size, MAX_LINE_BYTES, None, spool)
@@ -116,6 +122,11 @@ def input_size(path: str | Path) -> int | None:
     """Size in bytes of a regular file, for progress; None for stdin and pipes."""
     if str(path) == "-":
         return None
+    if remote.is_uri(path):
+        try:
+            return remote.file_facts(str(path))[0]
+        except LogparseError:
+            return None
     try:
         st = os.stat(path)
     except OSError:

@@ -28,7 +28,7 @@ from logparse.ingest import reader as reading
 from logparse.ingest.detect import HEAD_LINES, detect_engine
 from logparse.ingest.reader import ReadStats, open_reader
 from logparse.ingest.times import DEFAULT_ZONE, TimeFacts, check_zone
-from logparse.store import tables
+from logparse.store import remote, tables
 
 PARALLEL_MIN_BYTES = 16 << 20  # below this, a few blocks: a second thread has little to do
 
@@ -224,6 +224,11 @@ def _local_date(instant: dt.datetime | None, zone: str) -> dt.date:
 def _mtime(path: str | Path | BinaryIO) -> dt.datetime | None:
     if str(path) == "-" or not isinstance(path, str | Path):
         return None
+    if remote.is_uri(path):  # an object's modification time is when it was uploaded
+        try:
+            return remote.file_facts(str(path))[1]
+        except InputError:
+            return None
     try:
         return dt.datetime.fromtimestamp(os.stat(path).st_mtime, tz=dt.UTC)
     except OSError:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
 import re
@@ -377,6 +378,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=Path("reports/bench.md"), help="markdown report")
     parser.add_argument("--workdir", type=Path, default=None, help="where to generate (default: a temp dir)")
+    parser.add_argument(
+        "--fleet",
+        action="store_true",
+        help="also time 200 small logs on a local Ray against --jobs 2 (logparse.perf.fleet_bench; needs the "
+        "ray extra)",
+    )
     args = parser.parse_args(argv)
 
     python = sys.executable
@@ -505,6 +512,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"Python function calls per extra line while ingesting: {calls:.4f} "
             f"(target <= 0.02: {'met' if calls <= 0.02 else 'NOT met'}; 100 k against 400 k lines of sglang.log)",
         ]
+        if args.fleet:  # its own process (logparse.perf.fleet_bench), which reports as JSON
+            print("... fleet: 200 small logs, Ray local and --jobs 2", file=sys.stderr, flush=True)
+            fleet = subprocess.run(
+                [python, "-m", "logparse.perf.fleet_bench", "--json"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if fleet.returncode != 0:
+                raise SystemExit(f"the fleet step failed: {fleet.stderr.strip()[-800:]}")
+            report_fleet = json.loads(fleet.stdout)
+            results.extend(Measurement(**m) for m in report_fleet["results"])
+            ratios.append(report_fleet["line"])
         if len(bigs) > 1:
             ratios.append(
                 f"peak RSS {bigs[-1].bytes / 1e9:.1f} GB / {bigs[0].bytes / 1e9:.1f} GB log: "

@@ -18,7 +18,7 @@ from logparse.store.folder import (
     write_file,
     writing,
 )
-from logparse.store.info import load_info, save_info
+from logparse.store.info import is_complete, load_info, save_info
 from logparse.store.runs import expand_inputs, run_name, run_names
 from logparse.store.tables import (
     is_table_folder,
@@ -37,6 +37,7 @@ __all__ = [
     "STATS_FILE",
     "check_writable",
     "expand_inputs",
+    "is_complete",
     "is_table_folder",
     "load_info",
     "marker_sources",

@@ -23,6 +23,7 @@ from typing import TextIO
 
 from logparse.errors import InputError, OutputError
 from logparse.escape import for_terminal
+from logparse.store.uri import is_uri
 
 MARKER_FILE = ".logparse"
 STATS_FILE = "_ingest.json"  # what reading and parsing a log found, beside its tables
@@ -114,8 +115,10 @@ def write_file(path: Path, text: str) -> None:
 
 
 def source_id(log: str | Path) -> str:
-    """How the marker names a log: its absolute path, or `<stdin>`."""
-    return "<stdin>" if str(log) == "-" else os.path.abspath(log)
+    """How the marker names a log: its absolute path, its URI, or `<stdin>`."""
+    if str(log) == "-":
+        return "<stdin>"
+    return str(log) if is_uri(str(log)) else os.path.abspath(log)
 
 
 def marker_sources(out: Path) -> list[str]:

@@ -9,22 +9,29 @@ from pathlib import Path
 
 from logparse.errors import InputError
 from logparse.escape import for_terminal
+from logparse.store.listing import expand_uri
 from logparse.store.tables import is_table_folder
+from logparse.store.uri import is_uri
 
 LOG_SUFFIXES = (".log", ".log.gz", ".txt", ".txt.gz", ".out", ".out.gz")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def expand_inputs(args: Sequence[str]) -> tuple[list[str], bool]:
-    """The log files named by `args` (files, folders, globs) and whether they form a dataset.
+    """The log files named by `args` (files, folders, globs, URIs of object storage) and whether
+    they form a dataset.
 
-    A folder gives the files under it whose names end in .log, .txt, .out (optionally .gz); a glob
+    A folder (or a URI's prefix) gives the files under it whose names end in .log, .txt, .out (optionally .gz); a glob
     gives the files it matches. One plain file argument keeps the single-log layout."""
     files: list[str] = []
     several = len(args) > 1
     for arg in args:
         path = Path(arg)
-        if arg != "-" and path.is_dir() and not is_table_folder(path):
+        if is_uri(arg):  # object storage: a file, a prefix or a glob of its keys
+            found, many = expand_uri(arg, LOG_SUFFIXES)
+            files.extend(found)
+            several = several or many
+        elif arg != "-" and path.is_dir() and not is_table_folder(path):
             found = sorted(
                 str(p)
                 for p in path.rglob("*")
