@@ -159,10 +159,13 @@ pub struct StatsRule {
     key_patterns: Vec<StatsKey>,
     // keys read by a key pattern: the pattern's index and the fields its groups gave (None: no
     // pattern reads the key); a log prints the same few keys on every line
-    pattern_memo: std::cell::RefCell<FxHashMap<String, Option<(usize, Vec<(usize, Value)>)>>>,
+    pattern_memo: std::cell::RefCell<FxHashMap<String, Option<PatternMatch>>>,
     constants: Vec<(usize, Value)>,
     extra_col: Option<usize>,
 }
+
+/// A key pattern that read a stats key: the pattern's index and the fields its groups gave.
+type PatternMatch = (usize, Vec<(usize, Value)>);
 
 /// Keys remembered per stats rule, at most (a hostile log could print endless new keys).
 const PATTERN_MEMO_KEYS: usize = 1024;
@@ -544,7 +547,7 @@ impl StatsRule {
 
 impl StatsRule {
     /// The first key pattern that reads `key` and the fields its groups give (remembered).
-    fn key_pattern(&self, key: &str) -> Option<(usize, Vec<(usize, Value)>)> {
+    fn key_pattern(&self, key: &str) -> Option<PatternMatch> {
         if let Some(found) = self.pattern_memo.borrow().get(key) {
             return found.clone();
         }
