@@ -17,6 +17,7 @@ pub(crate) mod envelope;
 pub mod error;
 pub(crate) mod firstbyte;
 pub mod ingest;
+#[cfg(feature = "python")]
 pub(crate) mod jsonl;
 pub mod line;
 pub(crate) mod needles;

@@ -33,7 +33,10 @@ ANALYSIS_EVERY_S = 1.0
 # Blocks read within this of the last update wait for the next one (or for the reader to catch
 # up): a busy log is said twice a second, not once per read.
 UPDATE_EVERY_S = 0.5
-ANALYSIS_SHARE = 0.05  # of one core, at most, spent re-analysing
+ANALYSIS_SHARE = 0.05  # of one core, at most, spent re-analysing while lines keep coming
+# Once nothing was written for this long, the analysis catches up whatever it costs: a pause is
+# where a phase ends, and one analysis per pause is cheap however long each one takes.
+QUIET_S = 0.5
 
 
 class Outputs(Protocol):
@@ -75,6 +78,7 @@ class FollowSink:
     _pending: dict[str, list[pl.DataFrame]] = field(default_factory=dict)
     _unsaid: dict[str, list[pl.DataFrame]] = field(default_factory=dict)  # blocks since the last update
     _said_at: float | None = None
+    _read_at: float | None = None  # when the last block with rows was read
     _analysed_at: float | None = None
     _last_cost: float = 0.0
     _stale: bool = False  # stats lines came since the last analysis
@@ -95,6 +99,8 @@ class FollowSink:
         """The block is done: its rows wait for the next update (at most `UPDATE_EVERY_S` away)."""
         for kind, frames in self._pending.items():
             self._unsaid.setdefault(kind, []).extend(frames)
+        if self._pending:
+            self._read_at = self.clock()
         self._pending = {}
         if self._said_at is None or self.clock() - self._said_at >= UPDATE_EVERY_S:
             self._update()
@@ -132,7 +138,7 @@ class FollowSink:
             self._update()
         for alert in self.watch.idle(now=self.clock()):
             self.outputs.alert(alert)
-        if self._stale and self._analysis_due():
+        if self._stale and self._analysis_due(quiet=True):
             self._analyse()
             self.outputs.status(self.status())
 
@@ -152,22 +158,47 @@ class FollowSink:
         """The core gave up on this reading (an error follows)."""
         self._pending, self._unsaid = {}, {}
 
-    def _analysis_due(self) -> bool:
+    def _analysis_due(self, *, quiet: bool = False) -> bool:
+        """Whether to analyse again now: at most every `ANALYSIS_EVERY_S`, and while lines keep
+        coming no more often than keeps the cost under `ANALYSIS_SHARE` of a core (`quiet`: called
+        when nothing came; once nothing came for `QUIET_S`, the cost does not hold it back)."""
         if self._analysed_at is None:
             return True
+        now = self.clock()
         wait = max(ANALYSIS_EVERY_S, self._last_cost / ANALYSIS_SHARE)
-        return self.clock() - self._analysed_at >= wait
+        if quiet and self._read_at is not None and now - self._read_at >= QUIET_S:
+            wait = ANALYSIS_EVERY_S
+        return now - self._analysed_at >= wait
 
     def _analyse(self) -> None:
-        """The current engine start's phases and stable windows, as the summary finds them."""
+        """The current engine start's phases and stable windows, as the summary finds them. An
+        engine start that ended since the last analysis (a restart followed it) is analysed whole
+        first, so its last phase is said and counted even when no analysis ran since its last line."""
         started = time.process_time()
         frames = self.tables.frames()
         found = segments_mod.find_segments(frames)
-        last = found.row(-1, named=True)
-        if last["first_line"] > self._segment_start and self._last_phases is not None:
-            self._earlier_phases += self._last_phases.height  # the earlier start is over
-        self._segment_start = max(self._segment_start, int(last["first_line"]))
-        mine = segments_mod.segment_tables(frames, self._segment_start, int(last["last_line"]))
+        for row in found.iter_rows(named=True):
+            first, last = int(row["first_line"]), int(row["last_line"])
+            if last < self._segment_start:
+                continue
+            if first > self._segment_start:  # the start analysed before is over
+                if self._last_phases is not None:
+                    self._earlier_phases += self._last_phases.height
+                self._segment_start, self._last_phases = first, None
+            said = self.phase
+            self._analyse_start(frames, first, last)
+            if row["segment"] < found.height and self.phase is not None and self.phase != said:
+                self.outputs.status(self.status())  # the ended start's last phase, not said before
+        self._stale = False
+        self._last_cost = time.process_time() - started
+        self.analysis_cost_s += self._last_cost
+        self.analyses += 1
+        self._analysed_at = self.clock()
+
+    def _analyse_start(self, frames: dict[str, pl.DataFrame], first: int, last: int) -> None:
+        """The phases of the engine start on lines `first`..`last`: the current phase and the
+        alerts its samples give."""
+        mine = segments_mod.segment_tables(frames, first, last)
         part = analyze_start(mine, engine=self.engine, source=self.source, **self.analysis_options)
         phases = part.phases
         if self.tables.dropped_to > self._dropped_seen and self._last_phases is not None:
@@ -185,11 +216,6 @@ class FollowSink:
             samples = part.samples.filter(pl.col("phase") == row["phase"])
             for alert in self.watch.analysed(number, int(row["first_line"]), window, samples):
                 self.outputs.alert(alert)
-        self._stale = False
-        self._last_cost = time.process_time() - started
-        self.analysis_cost_s += self._last_cost
-        self.analyses += 1
-        self._analysed_at = self.clock()
 
     def status(self) -> Status:
         """The status now: the latest stats lines' numbers, the phase and its window."""
@@ -207,4 +233,4 @@ class FollowSink:
         )
 
 
-__all__ = ["ANALYSIS_EVERY_S", "FollowSink", "Outputs", "Phase"]
+__all__ = ["ANALYSIS_EVERY_S", "QUIET_S", "FollowSink", "Outputs", "Phase"]
