@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -88,7 +89,12 @@ def test_prometheus_scrapes_the_series_export_gives(tmp_path: Path, prometheus_s
         page = ""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:  # follow has read every line: /metrics ends on the last values
-            page = get(f"http://127.0.0.1:{port}/metrics")
+            assert proc.poll() is None, proc.communicate()[1]
+            try:
+                page = get(f"http://127.0.0.1:{port}/metrics")
+            except urllib.error.URLError:  # still starting (imports) on a busy machine
+                time.sleep(0.2)
+                continue
             if all(f"{v!r}" in page for v in want.values()):
                 break
             time.sleep(0.2)
