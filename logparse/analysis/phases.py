@@ -417,12 +417,19 @@ def assign_phase(frame: pl.DataFrame, phases: pl.DataFrame, *, by: str = "line_n
     """Add a ``phase`` column: the phase whose line span holds the row's `by` line (else null)."""
     if phases.is_empty() or frame.is_empty():
         return frame.with_columns(pl.lit(None, dtype=pl.Int64).alias("phase"))
-    spans = phases.select("phase", "first_line", "last_line").sort("first_line")
-    joined = frame.sort(by).join_asof(spans, left_on=by, right_on="first_line", strategy="backward")
-    joined = joined.with_columns(
-        pl.when(pl.col(by) <= pl.col("last_line")).then(pl.col("phase")).alias("phase")
+    spans = phases.select(
+        pl.col("phase").alias("_phase"),
+        pl.col("first_line").alias("_first"),
+        pl.col("last_line").alias("_last"),
+    ).sort("_first")
+    joined = frame.drop("phase", strict=False).sort(by)
+    joined = joined.join_asof(spans, left_on=by, right_on="_first", strategy="backward")
+    joined = joined.with_columns(pl.when(pl.col(by) <= pl.col("_last")).then(pl.col("_phase")).alias("phase"))
+    return (
+        joined.select(*(c for c in frame.columns if c != "phase"), "phase")
+        if "phase" not in frame.columns
+        else joined.select(frame.columns)
     )
-    return joined.drop("first_line", "last_line")
 
 
 def assign_phase_by_time(

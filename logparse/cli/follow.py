@@ -190,6 +190,14 @@ def _print_end(result: object, fmt: str, why: list[str], out: Path | None) -> No
     analysis = getattr(result, "analysis", None)
     lines, alerts = getattr(result, "lines", 0), getattr(result, "alerts", 0)
     click.echo(f"logparse follow: {source}: {reason}; {lines:,} lines read, {alerts} alert(s)", err=True)
+    cpu_s, wall_s = getattr(result, "cpu_s", 0.0), getattr(result, "wall_s", 0.0)
+    if wall_s > 0:
+        click.echo(
+            f"logparse follow: used {cpu_s:,.1f} CPU-s in {wall_s:,.1f} s ({cpu_s / wall_s:.0%} of a core), "
+            f"{getattr(result, 'analysis_cpu_s', 0.0):,.1f} CPU-s of it in "
+            f"{getattr(result, 'analyses', 0):,} live analyses",
+            err=True,
+        )
     if out is not None and analysis is not None:
         click.echo(f"logparse follow: wrote the tables to {for_terminal(str(out))}", err=True)
     if analysis is None:

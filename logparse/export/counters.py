@@ -7,7 +7,7 @@ Every function takes one series' points, time-ordered with one point per timesta
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import accumulate, pairwise
 
 Point = tuple[int, float]
@@ -59,6 +59,23 @@ def median_gap(gaps: Sequence[int]) -> int | None:
     if len(gaps) < MIN_INTERVALS:
         return None
     return int(statistics.median(gaps))
+
+
+def median_of_counts(counts: Mapping[int, int]) -> int | None:
+    """`median_gap` of the gaps counted in `counts` (gap -> how many times it occurs)."""
+    total = sum(counts.values())
+    if total < MIN_INTERVALS:
+        return None
+    wanted = (total - 1) // 2, total // 2  # the middle one, or the two middle ones
+    found: list[int] = []
+    seen = 0
+    for gap, count in sorted(counts.items()):
+        while len(found) < 2 and seen + count > wanted[len(found)]:
+            found.append(gap)
+        seen += count
+        if len(found) == 2:
+            break
+    return int(found[0]) if total % 2 else int((found[0] + found[1]) / 2)
 
 
 def running_sum(points: Sequence[Point]) -> list[Point]:

@@ -5,18 +5,23 @@ would give for the lines read so far, each with one sample: the last one, the sa
 sums in the same order). The cost of a block is that of its own rows, whatever the run's length:
 the rows a line's value depends on (the stats line before a vLLM `SpecDecoding` line, the SGLang
 pool size) are carried from block to block, and a rebuilt counter carries on from its last value.
+Lines stamped alike are merged per timestamp by polars (`series.stamped_values`); the Python work
+is per series and timestamp, not per line, and only the recent timestamps' values are kept.
 """
 
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 
+import numpy as np
 import polars as pl
 
 from logparse.export.catalog import Metric, help_text
-from logparse.export.counters import Point, integrated, median_gap
+from logparse.export.counters import GAP_FACTOR, Point, median_of_counts
 from logparse.export.series import (
     STATS_KINDS,
     Labels,
@@ -25,10 +30,14 @@ from logparse.export.series import (
     config_value,
     era_tables,
     group_rows,
-    labelled_points,
     merged,
     metric_groups,
+    stamped_values,
 )
+
+# Timestamps of a series whose printed values are kept, newest first: lines stamped alike merge into
+# one sample, and the values of older timestamps are let go (a busy log prints thousands a second).
+RECENT_STAMPS = 64
 
 
 @dataclass
@@ -38,45 +47,91 @@ class _Track:
     metric: Metric
     help: str
     times: list[int] = field(default_factory=list)
-    values: dict[int, list[float]] = field(default_factory=dict)  # the printed values per timestamp
-    points: list[Point] = field(default_factory=list)
-    gaps: list[int] = field(default_factory=list)  # between consecutive points, sorted
+    points: list[float] = field(default_factory=list)  # the one value per timestamp
+    counts: list[int] = field(default_factory=list)  # lines merged into each point
+    values: dict[int, list[float]] = field(default_factory=dict)  # the recent timestamps' values
+    gaps: Counter[int] = field(default_factory=Counter)  # between consecutive points
     carried: tuple[int | None, int, float] | None = None  # (usual interval, point index, value there)
 
-    def add(self, t: int, value: float) -> None:
-        if not self.times or t > self.times[-1]:
-            if self.times:
-                bisect.insort(self.gaps, t - self.times[-1])
-            self.times.append(t)
-            self.values[t] = [value]
-            self.points.append((t, merged(self.metric, [value])))
+    def extend(self, times: list[int], values: list[list[float]]) -> None:
+        """The values of the lines stamped `times[i]` (each in line order), after those of every
+        earlier line; a block's later timestamps are appended at once."""
+        first = 0
+        while first < len(times) and self.times and times[first] <= self.times[-1]:
+            self.add(times[first], values[first])
+            first += 1
+        times, values = times[first:], values[first:]
+        if not times:
             return
-        if t in self.values:
-            self.values[t].append(value)
-            at = bisect.bisect_left(self.times, t)
-            self.points[at] = (t, merged(self.metric, self.values[t]))
+        if any(b <= a for a, b in pairwise(times)):  # stamps stepped back inside the block
+            for t, vs in zip(times, values, strict=True):
+                self.add(t, vs)
+            return
+        self.gaps.update(b - a for a, b in pairwise(self.times[-1:] + times))
+        self.times.extend(times)
+        self.counts.extend(map(len, values))
+        self.points.extend(vs[0] if len(vs) == 1 else merged(self.metric, vs) for vs in values)
+        self.values.update(zip(times[-RECENT_STAMPS:], values[-RECENT_STAMPS:], strict=True))
+        self._forget()
+
+    def add(self, t: int, values: list[float]) -> None:
+        """The values of lines stamped `t` (in line order), after those of every earlier line."""
+        if not self.times or t > self.times[-1]:
+            self.extend([t], [values])
+            return
+        at = bisect.bisect_left(self.times, t)
+        if self.times[at] == t:
+            self.points[at] = self._merged_into(at, values)
+            self.counts[at] += len(values)
             if at < len(self.points) - 1:
                 self.carried = None
             return
         # a line stamped before the latest one (a clock stepped back): the point goes in its place
-        at = bisect.bisect_left(self.times, t)
         before, after = (self.times[at - 1] if at else None), self.times[at]
         if before is not None:
-            del self.gaps[bisect.bisect_left(self.gaps, after - before)]
-            bisect.insort(self.gaps, t - before)
-        bisect.insort(self.gaps, after - t)
+            self._drop_gap(after - before)
+            self.gaps[t - before] += 1
+        self.gaps[after - t] += 1
         self.times.insert(at, t)
-        self.values[t] = [value]
-        self.points.insert(at, (t, merged(self.metric, [value])))
+        self.counts.insert(at, len(values))
+        self.values[t] = list(values)
+        self.points.insert(at, merged(self.metric, values))
         self.carried = None
+        self._forget()
+
+    def _drop_gap(self, gap: int) -> None:
+        self.gaps[gap] -= 1
+        if not self.gaps[gap]:
+            del self.gaps[gap]
+
+    def _forget(self) -> None:
+        """Let the values of all but the recent timestamps go (amortised: past twice as many)."""
+        if len(self.values) > 2 * RECENT_STAMPS:
+            recent = self.times[-RECENT_STAMPS:]
+            self.values = {t: self.values[t] for t in recent if t in self.values}
+
+    def _merged_into(self, at: int, values: list[float]) -> float:
+        """Point `at`'s value with `values` merged in. For a timestamp older than the recent ones
+        (its values let go) a rate's mean and a count's sum are carried on from the point's value
+        and count, equal to the whole merge up to rounding."""
+        kept = self.values.get(self.times[at])
+        if kept is not None:
+            kept.extend(values)
+            return merged(self.metric, kept)
+        old, count = self.points[at], self.counts[at]
+        if self.metric.how == "rate_integral":
+            return (old * count + sum(values)) / (count + len(values))
+        if self.metric.how == "interval_sum":
+            return old + sum(values)
+        return merged(self.metric, values)
 
     def sample(self) -> Point:
         """The series' last sample, as `series.as_metric` gives it."""
-        t, last = self.points[-1]
+        t, last = self.times[-1], self.points[-1]
         if self.metric.how == "interval_sum":
-            return t, self._carried_value(None, self.points[0][1], self._summed)
+            return t, self._carried_value(None, self.points[0], self._summed)
         if self.metric.how == "rate_integral":
-            usual = median_gap(self.gaps) if self.metric.era != "sglang" else None
+            usual = median_of_counts(self.gaps) if self.metric.era != "sglang" else None
             return t, self._carried_value(usual, 0.0, self._integrated)
         return t, last
 
@@ -96,14 +151,26 @@ class _Track:
         return fold(start, total, last, usual)
 
     def _summed(self, start: int, total: float, upto: int, usual: int | None) -> float:
-        """`running_sum` from its value at point `start` to point `upto`."""
-        for _, value in self.points[start + 1 : upto + 1]:
-            total += value
-        return total
+        """`running_sum` from its value at point `start` to point `upto` (added in order, as
+        `running_sum` adds: numpy's accumulate is sequential)."""
+        return _accumulated(total, np.asarray(self.points[start + 1 : upto + 1], dtype=np.float64))
 
     def _integrated(self, start: int, total: float, upto: int, usual: int | None) -> float:
-        """`integrate_rates` from its value at point `start` to point `upto`."""
-        return integrated(self.points[start : upto + 1], usual, total)[-1][1]
+        """`integrate_rates` from its value at point `start` to point `upto`: the same products
+        added in the same order, a block at a time."""
+        gaps = np.diff(np.asarray(self.times[start : upto + 1], dtype=np.int64))
+        seconds = gaps / 1000
+        if usual is not None:  # the comparison `integrated` makes: an int gap against a float
+            seconds = np.where(gaps.astype(np.float64) > GAP_FACTOR * usual, usual / 1000, seconds)
+        rates = np.asarray(self.points[start + 1 : upto + 1], dtype=np.float64)
+        return _accumulated(total, rates * seconds)
+
+
+def _accumulated(total: float, increments: np.ndarray) -> float:
+    """`total` with `increments` added one after the other."""
+    if not len(increments):
+        return total
+    return float(np.add.accumulate(np.concatenate(([total], increments)))[-1])
 
 
 Fold = Callable[[int, float, int, "int | None"], float]
@@ -142,11 +209,11 @@ class LiveSeries:
             if frame is None:
                 continue
             frame = frame.filter(pl.col("line_no") > self.done_line)
-            for key, (t, value) in labelled_points(metrics[0], frame, base, self.run):
+            for key, times, values in stamped_values(metrics[0], frame, base, self.run):
                 track = self.tracks.get((metrics[0].name, key))
                 if track is None:
                     track = self.tracks[(metrics[0].name, key)] = _Track(metrics[0], help_text(metrics))
-                track.add(t, value)
+                track.extend(times, values)
         self.printed |= _printed_fields(self.engine, tables)
         self.done_line = max(self.done_line, _last_line(tables))
         self._keep_carry(context)

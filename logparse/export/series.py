@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -128,31 +127,34 @@ def _value_rows(
 
 def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -> list[Series]:
     metric = metrics[0]
-    grouped: dict[Labels, list[Point]] = defaultdict(list)
-    for key, point in labelled_points(metric, rows, base, run):
-        grouped[key].append(point)
-    return [
-        Series(
-            metric.name,
-            metric.type,
-            help_text(metrics),
-            key,
-            tuple(_as_metric(metric, _one_per_timestamp(metric, points))),
+    out = []
+    for key, times, values in stamped_values(metric, rows, base, run):
+        points = sorted(zip(times, (merged(metric, vs) for vs in values), strict=True))
+        out.append(
+            Series(metric.name, metric.type, help_text(metrics), key, tuple(_as_metric(metric, points)))
         )
-        for key, points in sorted(grouped.items())
-    ]
+    return sorted(out, key=lambda series: series.labels)
 
 
-def labelled_points(metric: Metric, rows: pl.DataFrame, base: Labels, run: str) -> list[tuple[Labels, Point]]:
-    """Each value row of `group_rows` in line order as (its series' labels, (Unix ms, value))."""
+def stamped_values(
+    metric: Metric, rows: pl.DataFrame, base: Labels, run: str
+) -> list[tuple[Labels, list[int], list[list[float]]]]:
+    """The value rows of `group_rows` per series: its labels, its timestamps (Unix ms, in the
+    order of their first line) and the values of the lines stamped so (in line order). Lines
+    stamped alike are grouped by polars: no Python work per line."""
     labels = label_columns(metric.era)
-    return [
-        (
-            (*base, *((label_name(k), str(row[k])) for k in labels if row[k] is not None), ("run", run)),
-            (row["t_ms"], float(row["value"])),
-        )
-        for row in rows.sort("line_no").iter_rows(named=True)
-    ]
+    grouped = (
+        rows.sort("line_no")
+        .group_by([*labels, "t_ms"], maintain_order=True)
+        .agg(pl.col("value").cast(pl.Float64))
+    )
+    parts = grouped.partition_by(labels, maintain_order=True) if labels else [grouped]
+    out = []
+    for part in parts:
+        found = part.row(0)[: len(labels)]
+        named = ((label_name(k), str(v)) for k, v in zip(labels, found, strict=True) if v is not None)
+        out.append(((*base, *named, ("run", run)), part["t_ms"].to_list(), part["value"].to_list()))
+    return out
 
 
 def base_labels(model_name: str | None) -> Labels:
@@ -177,17 +179,10 @@ def _values(
     return col
 
 
-def _one_per_timestamp(metric: Metric, points: list[Point]) -> list[Point]:
-    """Lines stamped in the same second become one sample: a gauge keeps the last line's value,
-    a rate their mean, an interval count their sum, a running total the last."""
-    by_time: dict[int, list[float]] = defaultdict(list)
-    for t, v in points:
-        by_time[t].append(v)
-    return [(t, merged(metric, vs)) for t, vs in sorted(by_time.items())]
-
-
 def merged(metric: Metric, values: list[float]) -> float:
-    """The one sample of the values lines stamped alike gave (see `_one_per_timestamp`)."""
+    """The one sample of the values lines stamped alike gave (lines stamped in the same second
+    become one sample): a gauge keeps the last line's value, a rate their mean, an interval count
+    their sum, a running total the last."""
     if metric.how == "rate_integral":
         return float(sum(values) / len(values))
     if metric.how == "interval_sum":

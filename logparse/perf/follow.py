@@ -25,6 +25,7 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from logparse.perf.bench import write_log
 
@@ -43,7 +44,7 @@ def _port() -> int:
         return int(probe.getsockname()[1])
 
 
-def measure(engine: str, rate: float, seconds: float) -> dict[str, float]:
+def measure(engine: str, rate: float, seconds: float) -> dict[str, Any]:
     """Follow a log written at `rate` lines/s for `seconds`; CPU share and status latencies."""
     with tempfile.TemporaryDirectory(prefix="logparse-follow-perf-") as tmp:
         source = Path(tmp) / "source.log"
@@ -65,7 +66,7 @@ def measure(engine: str, rate: float, seconds: float) -> dict[str, float]:
                 str(port),
             ],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=(Path(tmp) / "follow.err").open("w"),
             text=True,
         )
         arrivals: list[tuple[float, dict[str, object]]] = []
@@ -106,6 +107,8 @@ def measure(engine: str, rate: float, seconds: float) -> dict[str, float]:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=120)
         reader.join(timeout=10)
+        err_text = (Path(tmp) / "follow.err").read_text()
+        own = [line for line in err_text.splitlines() if "CPU-s" in line]
     assert cpu_from is not None
     latencies = [
         at - written[int(obj["line_no"])]  # type: ignore[call-overload]
@@ -121,6 +124,7 @@ def measure(engine: str, rate: float, seconds: float) -> dict[str, float]:
         "latency_median_s": statistics.median(latencies) if latencies else float("nan"),
         "latency_p99_s": latencies[int(0.99 * (len(latencies) - 1))] if latencies else float("nan"),
         "latency_max_s": latencies[-1] if latencies else float("nan"),
+        "own": own[-1] if own else "",
     }
 
 
@@ -138,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"latency from write to JSON line median {found['latency_median_s'] * 1000:,.0f} ms, "
         f"p99 {found['latency_p99_s'] * 1000:,.0f} ms, max {found['latency_max_s'] * 1000:,.0f} ms"
     )
+    if found["own"]:
+        print(f"  (the follower's own account, start-up and the post-mortem included: {found['own']})")
     return 0
 
 
