@@ -12,10 +12,10 @@ is per series and timestamp, not per line, and only the recent timestamps' value
 from __future__ import annotations
 
 import bisect
+import operator
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 import numpy as np
 import polars as pl
@@ -26,6 +26,7 @@ from logparse.export.series import (
     STATS_KINDS,
     Labels,
     Series,
+    Stamped,
     base_labels,
     config_value,
     era_tables,
@@ -53,31 +54,41 @@ class _Track:
     gaps: Counter[int] = field(default_factory=Counter)  # between consecutive points
     carried: tuple[int | None, int, float] | None = None  # (usual interval, point index, value there)
 
-    def extend(self, times: list[int], values: list[list[float]]) -> None:
-        """The values of the lines stamped `times[i]` (each in line order), after those of every
-        earlier line; a block's later timestamps are appended at once."""
+    def extend(self, stamped: Stamped) -> None:
+        """A block's lines of the series (`series.stamped_values`), after every earlier line's: its
+        later timestamps are appended at once."""
+        times = stamped.times
         first = 0
         while first < len(times) and self.times and times[first] <= self.times[-1]:
-            self.add(times[first], values[first])
+            self.add(times[first], stamped.values_at(first))
             first += 1
-        times, values = times[first:], values[first:]
-        if not times:
+        if first == len(times):
             return
-        if any(b <= a for a, b in pairwise(times)):  # stamps stepped back inside the block
-            for t, vs in zip(times, values, strict=True):
-                self.add(t, vs)
+        new = times[first:]
+        if not all(map(operator.lt, new, new[1:])):  # stamps stepped back in the block
+            for i in range(first, len(times)):
+                self.add(times[i], stamped.values_at(i))
             return
-        self.gaps.update(b - a for a, b in pairwise(self.times[-1:] + times))
-        self.times.extend(times)
-        self.counts.extend(map(len, values))
-        self.points.extend(vs[0] if len(vs) == 1 else merged(self.metric, vs) for vs in values)
-        self.values.update(zip(times[-RECENT_STAMPS:], values[-RECENT_STAMPS:], strict=True))
+        if self.times:
+            self.gaps[new[0] - self.times[-1]] += 1
+        self.gaps.update(map(operator.sub, new[1:], new[:-1]))
+        self.times.extend(new)
+        self.counts.extend(stamped.counts[first:])
+        self.points.extend(stamped.merged[first:])
+        recent = range(max(first, len(times) - RECENT_STAMPS), len(times))
+        self.values.update((times[i], stamped.values_at(i)) for i in recent)
         self._forget()
 
     def add(self, t: int, values: list[float]) -> None:
         """The values of lines stamped `t` (in line order), after those of every earlier line."""
         if not self.times or t > self.times[-1]:
-            self.extend([t], [values])
+            if self.times:
+                self.gaps[t - self.times[-1]] += 1
+            self.times.append(t)
+            self.counts.append(len(values))
+            self.values[t] = list(values)
+            self.points.append(merged(self.metric, values))
+            self._forget()
             return
         at = bisect.bisect_left(self.times, t)
         if self.times[at] == t:
@@ -209,11 +220,13 @@ class LiveSeries:
             if frame is None:
                 continue
             frame = frame.filter(pl.col("line_no") > self.done_line)
-            for key, times, values in stamped_values(metrics[0], frame, base, self.run):
-                track = self.tracks.get((metrics[0].name, key))
+            for stamped in stamped_values(metrics[0], frame, base, self.run, keep=RECENT_STAMPS):
+                track = self.tracks.get((metrics[0].name, stamped.labels))
                 if track is None:
-                    track = self.tracks[(metrics[0].name, key)] = _Track(metrics[0], help_text(metrics))
-                track.extend(times, values)
+                    track = self.tracks[(metrics[0].name, stamped.labels)] = _Track(
+                        metrics[0], help_text(metrics)
+                    )
+                track.extend(stamped)
         self.printed |= _printed_fields(self.engine, tables)
         self.done_line = max(self.done_line, _last_line(tables))
         self._keep_carry(context)

@@ -128,32 +128,69 @@ def _value_rows(
 def _series(metrics: list[Metric], rows: pl.DataFrame, base: Labels, run: str) -> list[Series]:
     metric = metrics[0]
     out = []
-    for key, times, values in stamped_values(metric, rows, base, run):
-        points = sorted(zip(times, (merged(metric, vs) for vs in values), strict=True))
+    for stamped in stamped_values(metric, rows, base, run):
+        points = sorted(zip(stamped.times, stamped.merged, strict=True))
         out.append(
-            Series(metric.name, metric.type, help_text(metrics), key, tuple(_as_metric(metric, points)))
+            Series(
+                metric.name,
+                metric.type,
+                help_text(metrics),
+                stamped.labels,
+                tuple(_as_metric(metric, points)),
+            )
         )
     return sorted(out, key=lambda series: series.labels)
 
 
+@dataclass(frozen=True)
+class Stamped:
+    """One series' value rows merged per timestamp: the timestamps (Unix ms, in the order of their
+    first line), how many lines each merges, their one value (`merged`), and the values of the
+    lines themselves (in line order) where more than one line was merged and for the last `keep`
+    timestamps (index -> values; a single line's value is its merged one)."""
+
+    labels: Labels
+    times: list[int]
+    counts: list[int]
+    merged: list[float]
+    lines: dict[int, list[float]]
+
+    def values_at(self, index: int) -> list[float]:
+        """The values of the lines stamped `times[index]`."""
+        return self.lines.get(index) or [self.merged[index]]
+
+
 def stamped_values(
-    metric: Metric, rows: pl.DataFrame, base: Labels, run: str
-) -> list[tuple[Labels, list[int], list[list[float]]]]:
-    """The value rows of `group_rows` per series: its labels, its timestamps (Unix ms, in the
-    order of their first line) and the values of the lines stamped so (in line order). Lines
-    stamped alike are grouped by polars: no Python work per line."""
+    metric: Metric, rows: pl.DataFrame, base: Labels, run: str, *, keep: int = 0
+) -> list[Stamped]:
+    """The value rows of `group_rows` per series (see `Stamped`). Lines are grouped per timestamp
+    by polars and a lone line's value taken there: Python works per timestamp of several lines
+    only, never per line."""
     labels = label_columns(metric.era)
     grouped = (
         rows.sort("line_no")
         .group_by([*labels, "t_ms"], maintain_order=True)
-        .agg(pl.col("value").cast(pl.Float64))
+        .agg(pl.col("value").cast(pl.Float64), pl.len().alias("_n"))
     )
+    # a lone line's merged value: `merged` of one value (a sum or mean starts from 0: -0.0 is 0.0)
+    lone = pl.col("value").list.first()
+    lone = lone if metric.how not in ("rate_integral", "interval_sum") else lone + 0.0
+    grouped = grouped.with_columns(lone.alias("_lone"))
     parts = grouped.partition_by(labels, maintain_order=True) if labels else [grouped]
     out = []
     for part in parts:
         found = part.row(0)[: len(labels)]
         named = ((label_name(k), str(v)) for k, v in zip(labels, found, strict=True) if v is not None)
-        out.append(((*base, *named, ("run", run)), part["t_ms"].to_list(), part["value"].to_list()))
+        counts = part["_n"].to_list()
+        values = part["_lone"].to_list()
+        wanted = set(part.with_row_index().filter(pl.col("_n") > 1)["index"].to_list())
+        wanted.update(range(max(0, part.height - keep), part.height))
+        order = sorted(wanted)
+        lines = dict(zip(order, part["value"].gather(order).to_list(), strict=True)) if order else {}
+        for i in order:
+            if counts[i] > 1:
+                values[i] = merged(metric, lines[i])
+        out.append(Stamped((*base, *named, ("run", run)), part["t_ms"].to_list(), counts, values, lines))
     return out
 
 
