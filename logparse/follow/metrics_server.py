@@ -9,7 +9,7 @@ threads, so a scrape never waits for the log.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from logparse.errors import OutputError
@@ -35,6 +35,7 @@ class MetricsServer:
     def __init__(self, host: str, port: int) -> None:
         self.page = render([], timestamps=False)  # a complete, empty exposition until lines come
         self.text = "".join(self.page).encode()
+        self.source: Callable[[], Iterable[Series]] | None = None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,7 +43,7 @@ class MetricsServer:
                 if self.path.split("?")[0] != "/metrics":
                     self.send_error(404, "only /metrics is served here")
                     return
-                body = server.text
+                body = server.current()
                 self.send_response(200)
                 self.send_header("Content-Type", CONTENT_TYPE)
                 self.send_header("Content-Length", str(len(body)))
@@ -66,6 +67,17 @@ class MetricsServer:
     def publish(self, series: Iterable[Series]) -> None:
         """Replace the page with these series (one sample each)."""
         self.text = "".join(render(series, timestamps=False)).encode()
+
+    def serve_from(self, source: Callable[[], Iterable[Series]]) -> None:
+        """Each scrape asks `source` for the series as they stand (called on the server's thread):
+        the metrics are brought up to date when someone reads them, not for every block read."""
+        self.source = source
+
+    def current(self) -> bytes:
+        """The page a scrape gets now."""
+        if self.source is not None:
+            self.publish(self.source())
+        return self.text
 
     def close(self) -> None:
         """Stop serving."""

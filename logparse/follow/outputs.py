@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.live import Live
 
-    from logparse.export.live import LiveSeries
+    from logparse.follow.live_metrics import QueuedSeries
     from logparse.follow.metrics_server import MetricsServer
 
 RECENT_ALERTS = 6  # alerts shown under the terminal status
@@ -199,9 +199,10 @@ class Reporter:
         if self.command is not None:
             self.command.send(alert)
 
-    def metrics(self, live: LiveSeries) -> None:
-        if self.server is not None:
-            self.server.publish(live.series())
+    def metrics(self, live: QueuedSeries) -> None:
+        """Serve `live` (read when scraped)."""
+        if self.server is not None and self.server.source is None:
+            self.server.serve_from(live.series)
 
     def close(self) -> None:
         self.view.close()

@@ -23,6 +23,7 @@ from logparse.errors import EngineNotDetected
 from logparse.escape import for_terminal
 from logparse.export.live import LiveSeries
 from logparse.follow.alerts import DROP, Watch
+from logparse.follow.live_metrics import QueuedSeries
 from logparse.follow.outputs import Reporter
 from logparse.follow.sink import FollowSink
 from logparse.grammar import Grammar, load_grammar
@@ -108,7 +109,7 @@ def follow_log(
         engine=chosen,
         outputs=reporter,
         watch=Watch(chosen, drop=drop),
-        live_series=LiveSeries(chosen, run, model_name=model_name) if metrics else None,
+        live_series=QueuedSeries(LiveSeries(chosen, run, model_name=model_name)) if metrics else None,
         analysis_options=dict(analysis_options or {}),
         clock=clock,
     )

@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from logparse.analysis import segments as segments_mod
 from logparse.analysis.analyze import analyze_start
-from logparse.export.live import LiveSeries
 from logparse.follow.alerts import STATS_KINDS, Alert, Watch
+from logparse.follow.live_metrics import QueuedSeries
 from logparse.follow.status import Status, Window, current_numbers
 from logparse.follow.tables import LiveTables
 
@@ -44,7 +44,7 @@ class Outputs(Protocol):
 
     def status(self, status: Status) -> None: ...
     def alert(self, alert: Alert) -> None: ...
-    def metrics(self, live: LiveSeries) -> None: ...
+    def metrics(self, live: QueuedSeries) -> None: ...
 
 
 @dataclass
@@ -66,7 +66,7 @@ class FollowSink:
     engine: str
     outputs: Outputs
     watch: Watch
-    live_series: LiveSeries | None = None
+    live_series: QueuedSeries | None = None
     analysis_options: dict[str, Any] = field(default_factory=dict)
     clock: Callable[[], float] = time.monotonic
     tables: LiveTables = field(default_factory=LiveTables)
@@ -122,8 +122,10 @@ class FollowSink:
         for alert in self.watch.block(rows, self.tables, now=self.clock()):
             self.outputs.alert(alert)
         stats = any(kind in rows for kind in STATS_KINDS)
-        if self.live_series is not None and (stats or "kv_pool" in rows or "spec_decode" in rows):
-            self.live_series.add(rows)
+        if self.live_series is not None and (
+            stats or any(k in rows for k in ("kv_pool", "spec_decode", "config"))
+        ):
+            self.live_series.add(rows, now=self.clock())
             self.outputs.metrics(self.live_series)
         if stats:
             self._stale = True

@@ -44,12 +44,17 @@ def _port() -> int:
         return int(probe.getsockname()[1])
 
 
-def measure(engine: str, rate: float, seconds: float) -> dict[str, Any]:
-    """Follow a log written at `rate` lines/s for `seconds`; CPU share and status latencies."""
+def measure(engine: str, rate: float, seconds: float, *, one_start: bool = False) -> dict[str, Any]:
+    """Follow a log written at `rate` lines/s for `seconds`; CPU share and status latencies.
+    `one_start`: every copy of the seed runs after the first keeps only its stats lines, so the
+    log is one engine start serving on (the copies are otherwise each a new start)."""
     with tempfile.TemporaryDirectory(prefix="logparse-follow-perf-") as tmp:
         source = Path(tmp) / "source.log"
         write_log(source, engine, int(rate * seconds * 160))
-        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)[: int(rate * seconds)]
+        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+        if one_start:
+            lines = _one_start(lines)
+        lines = lines[: int(rate * seconds)]
         live = Path(tmp) / "live.log"
         live.write_text("")
         port = _port()
@@ -128,16 +133,38 @@ def measure(engine: str, rate: float, seconds: float) -> dict[str, Any]:
     }
 
 
+STATS_MARKERS = ("Decode batch", "Prefill batch", "Avg prompt throughput", "SpecDecoding metrics")
+
+
+def _one_start(lines: list[str]) -> list[str]:
+    """The first engine start's lines, then only the stats lines of the later ones."""
+    starts = [
+        i
+        for i, line in enumerate(lines)
+        if "server_args=" in line or "non-default args" in line or "args: Namespace" in line
+    ]
+    if len(starts) < 2:
+        return lines
+    later = (line for line in lines[starts[1] :] if any(m in line for m in STATS_MARKERS))
+    return [*lines[: starts[1]], *later]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the measurement and print it."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--engine", choices=["vllm", "sglang"], default="sglang")
     parser.add_argument("--rate", type=float, default=10_000.0, help="lines per second")
     parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--one-start",
+        action="store_true",
+        help="one engine start serving on (later copies' stats lines only)",
+    )
     args = parser.parse_args(argv)
-    found = measure(args.engine, args.rate, args.seconds)
+    found = measure(args.engine, args.rate, args.seconds, one_start=args.one_start)
     print(
-        f"{args.engine}: {found['lines']:,.0f} lines at {found['rate']:,.0f} lines/s: follow used "
+        f"{args.engine}{' (one engine start)' if args.one_start else ' (a new engine start every copy)'}: "
+        f"{found['lines']:,.0f} lines at {found['rate']:,.0f} lines/s: follow used "
         f"{found['cpu_share']:.1%} of a core (after {WARM_UP_S:g} s); {found['statuses']:,.0f} status updates, "
         f"latency from write to JSON line median {found['latency_median_s'] * 1000:,.0f} ms, "
         f"p99 {found['latency_p99_s'] * 1000:,.0f} ms, max {found['latency_max_s'] * 1000:,.0f} ms"

@@ -91,3 +91,19 @@ def test_a_run_without_stats_lines_has_no_series(tmp_path: Path) -> None:
     result = logparse.ingest(log)
     live = fed(result.engine, naive(dict(result.tables)), [])
     assert live.series() == [] == run_series(result.tables, engine=result.engine, run="run").series
+
+
+def test_queued_blocks_folded_when_read_give_the_same_series(runs: dict) -> None:  # type: ignore[type-arg]
+    from logparse.follow.live_metrics import QueuedSeries
+
+    for name, (engine, tables) in runs.items():
+        expected = last_samples(run_series(tables, engine=engine, run="run").series)
+        queued = QueuedSeries(LiveSeries(engine, "run"))
+        frames = naive(tables)
+        last = max(int(f["line_no"].max()) for f in frames.values() if f.height)
+        for lo in range(0, last, 25):
+            block = {kind: f.filter(pl.col("line_no").is_between(lo + 1, lo + 25)) for kind, f in frames.items()}
+            queued.add({kind: f for kind, f in block.items() if f.height}, now=0.0)  # one fold: the first
+        assert queued.queued or last <= 25, name  # the rows wait for the next read
+        assert last_samples(queued.series()) == expected, name
+        assert not queued.queued
