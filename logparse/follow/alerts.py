@@ -218,21 +218,45 @@ class Watch:
         ]
         if not parts:
             return []
-        out = []
+        frame = pl.concat(parts).sort("line_no")
         step = self.interval()  # the usual interval before this block
-        for row in pl.concat(parts).sort("line_no").iter_rows(named=True):
-            before = self.last
-            if before is not None and step and before.time is not None and row["time"] is not None:
-                gap = (row["time"] - before.time).total_seconds()
-                # SGLang prints nothing while idle: only a Decode line after the gap (no new
-                # prefill) shows the same requests were decoding through it
-                busy = before.running > 0 and (self.engine != "sglang" or row["kind"] == "decode_batch")
-                if gap > STALL_FACTOR * step and busy and not self.stalled:
-                    out.append(self._stall(before, gap, step, resumed=row["line_no"]))
-            if row["time"] is not None:
-                self.times.append(row["time"])
-            self.last = _LastStats(row["line_no"], row["time"], int(row["running"] or 0), row["kind"], now)
-            self.stalled = False
+        before = self.last
+        out = []
+        if step:
+            # each row against the one before it (the block's first against the last one said)
+            head = pl.DataFrame(
+                [[before.line_no, before.time, before.running, before.kind]] if before else [],
+                schema=frame.schema,
+                orient="row",
+            )
+            paired = pl.concat([head.cast(frame.schema), frame]).with_columns(
+                pl.col("line_no").shift(1).alias("_line"),
+                pl.col("time").shift(1).alias("_time"),
+                pl.col("running").shift(1).fill_null(0).alias("_running"),
+                pl.col("kind").shift(1).alias("_kind"),
+            )
+            if before is not None:
+                paired = paired.slice(1)
+            gap = (pl.col("time") - pl.col("_time")).dt.total_microseconds() / 1_000_000
+            # SGLang prints nothing while idle: only a Decode line after the gap (no new prefill)
+            # shows the same requests were decoding through it
+            busy = (pl.col("_running") > 0) & (
+                pl.lit(self.engine != "sglang") | (pl.col("kind") == "decode_batch")
+            )
+            hits = (
+                paired.with_row_index("_at")
+                .with_columns(gap.alias("_gap"))
+                .filter((pl.col("_gap") > STALL_FACTOR * step) & busy)
+            )
+            for hit in hits.iter_rows(named=True):
+                if hit["_at"] == 0 and self.stalled:
+                    continue  # said while the log was silent
+                was = _LastStats(hit["_line"], hit["_time"], int(hit["_running"]), hit["_kind"], now)
+                out.append(self._stall(was, hit["_gap"], step, resumed=hit["line_no"]))
+        self.times.extend(frame["time"].drop_nulls().tail(RECENT_INTERVALS + 1).to_list())
+        last = frame.row(-1, named=True)
+        self.last = _LastStats(last["line_no"], last["time"], int(last["running"] or 0), last["kind"], now)
+        self.stalled = False
         return out
 
     def idle(self, *, now: float) -> list[Alert]:

@@ -102,8 +102,12 @@ class FollowSink:
         if self._pending:
             self._read_at = self.clock()
         self._pending = {}
-        if self._said_at is None or self.clock() - self._said_at >= UPDATE_EVERY_S:
+        if self._update_due():
             self._update()
+
+    def _update_due(self) -> bool:
+        """At most one update per `UPDATE_EVERY_S`: rows read since wait at most that long."""
+        return self._said_at is None or self.clock() - self._said_at >= UPDATE_EVERY_S
 
     def _update(self) -> None:
         """Keep the rows read since the last update, run the rules, update the status and metrics."""
@@ -136,7 +140,7 @@ class FollowSink:
     def idle(self) -> None:
         """Nothing new was written: the rows not yet said, the silence rules, and the analysis
         catches up."""
-        if self._unsaid:
+        if self._unsaid and self._update_due():
             self._update()
         for alert in self.watch.idle(now=self.clock()):
             self.outputs.alert(alert)
