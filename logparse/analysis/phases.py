@@ -425,11 +425,7 @@ def assign_phase(frame: pl.DataFrame, phases: pl.DataFrame, *, by: str = "line_n
     joined = frame.drop("phase", strict=False).sort(by)
     joined = joined.join_asof(spans, left_on=by, right_on="_first", strategy="backward")
     joined = joined.with_columns(pl.when(pl.col(by) <= pl.col("_last")).then(pl.col("_phase")).alias("phase"))
-    return (
-        joined.select(*(c for c in frame.columns if c != "phase"), "phase")
-        if "phase" not in frame.columns
-        else joined.select(frame.columns)
-    )
+    return joined.select(frame.columns if "phase" in frame.columns else [*frame.columns, "phase"])
 
 
 def assign_phase_by_time(
